@@ -1,0 +1,33 @@
+# The README's two commands: `make demo` runs the main job, `make test` runs the tests.
+# Each creates (or reuses) the virtual environment .venv and installs what it needs.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test test-all bench install clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	# torch first, pinned: this takes the CPU build that lies on disk (see DEVELOPERS.md).
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/offroad-env demo --out outputs/demo
+
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+test-all: $(STAMP)
+	$(PY) -m pytest -q -m ''
+
+bench: $(STAMP)
+	$(PY) benchmarks/bench_terrain.py
+
+clean:
+	rm -rf $(VENV) outputs .pytest_cache

@@ -1,0 +1,205 @@
+"""The ``offroad-env`` command line.
+
+    offroad-env demo [--out DIR]                  the main job (see README)
+    offroad-env terrain generate NAME [options]   write a generated map as PNG + JSON sidecar
+    offroad-env terrain info MAP [--json]         size, extent, height range, slope statistics
+    offroad-env terrain preview MAP [-o PNG]      a hillshade picture a person can look at
+
+Generator options are derived from the generator's config dataclass (``--size X Y``,
+``--resolution X Y``, ``--octaves 4``...), so every field of :mod:`terrain.generators` is reachable.
+Existing files are not overwritten without ``--force``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+
+import terrain
+from terrain.generators import GENERATORS, FlatConfig, TerrainConfig, config_fields
+
+
+class CliError(Exception):
+    """A user error: printed without a traceback, exit status 2."""
+
+
+def _check_writable(paths, force: bool):
+    for p in paths:
+        if Path(p).exists() and not force:
+            raise CliError(f"{p} exists; pass --force to overwrite it")
+
+
+def _add_config_options(parser: argparse.ArgumentParser, cls: type):
+    for f in config_fields(cls):
+        if f.default is not dataclasses.MISSING:
+            default = f.default
+        elif f.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
+            default = f.default_factory()  # type: ignore[misc]
+        else:
+            continue
+        flag = "--" + f.name.replace("_", "-")
+        if isinstance(default, TerrainConfig) or (isinstance(default, tuple) and default
+                                                   and isinstance(default[0], TerrainConfig)):
+            continue  # nested configs: see --base for holes
+        if isinstance(default, tuple):
+            parser.add_argument(flag, dest=f.name, type=float, nargs=len(default), default=None,
+                                metavar=("X", "Y") if len(default) == 2 else None,
+                                help=f"default {default}")
+        elif isinstance(default, bool):
+            parser.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction,
+                                default=None, help=f"default {default}")
+        else:
+            parser.add_argument(flag, dest=f.name, type=type(default), default=None,
+                                help=f"default {default}")
+
+
+def _config_from_args(name: str, args) -> TerrainConfig:
+    cls, _ = GENERATORS[name]
+    kw = {}
+    for f in config_fields(cls):
+        val = getattr(args, f.name, None)
+        if val is not None:
+            kw[f.name] = tuple(val) if isinstance(val, list) else val
+    if name == "holes":
+        base_cls = GENERATORS[args.base][0] if args.base else FlatConfig
+        grid = {k: kw[k] for k in ("size", "resolution") if k in kw}
+        kw["base"] = base_cls(**grid)
+    try:
+        return cls(**kw)
+    except (TypeError, ValueError) as exc:
+        raise CliError(f"{name}: {exc}") from None
+
+
+def _print_stats(stats: dict, as_json: bool, path) -> None:
+    if as_json:
+        print(json.dumps(stats, indent=2))
+        return
+    print(f"{path}")
+    print(f"  samples:      {stats['samples'][0]} x {stats['samples'][1]} (x by y)")
+    print(f"  resolution:   {stats['resolution_m'][0]:g} x {stats['resolution_m'][1]:g} m")
+    print(f"  extent:       {stats['extent_m'][0]:g} x {stats['extent_m'][1]:g} m")
+    b = stats["bounds_m"]
+    print(f"  bounds:       x [{b[0]:g}, {b[1]:g}]  y [{b[2]:g}, {b[3]:g}] m")
+    print(f"  heights:      [{stats['height_min_m']:.4g}, {stats['height_max_m']:.4g}] m, "
+          f"mean {stats['height_mean_m']:.4g} m (z offset {stats['z_offset_m']:g} m)")
+    print(f"  holes:        {stats['holes']} samples")
+    if "slope_mean_deg" in stats:
+        print(f"  slope:        mean {stats['slope_mean_deg']:.2f} deg, median "
+              f"{stats['slope_median_deg']:.2f}, p95 {stats['slope_p95_deg']:.2f}, "
+              f"max {stats['slope_max_deg']:.2f}")
+
+
+def _load(path):
+    try:
+        return terrain.load(path)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+
+
+def cmd_generate(args) -> int:
+    cfg = _config_from_args(args.generator, args)
+    out = Path(args.out)
+    if out.suffix.lower() not in (".png", ".npy", ".txt"):
+        raise CliError(f"--out must end in .png, .npy or .txt, got {out}")
+    _check_writable([out, terrain.sidecar_path(out)], args.force)
+    hm = terrain.make_heightmap(cfg, np.random.default_rng(args.seed), dtype=torch.float64)
+    if out.suffix.lower() == ".png" and hm.has_holes:
+        raise CliError(f"{args.generator} made holes (NaN), which PNG cannot store: "
+                       "write .npy or .txt")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    terrain.save(hm, out)
+    print(f"wrote {out} and {terrain.sidecar_path(out)} ({hm.nx} x {hm.ny} samples, "
+          f"{hm.size[0]:g} x {hm.size[1]:g} m)")
+    return 0
+
+
+def cmd_info(args) -> int:
+    hm = _load(args.map)
+    _print_stats(terrain.statistics(hm), args.json, args.map)
+    return 0
+
+
+def cmd_preview(args) -> int:
+    hm = _load(args.map)
+    out = Path(args.out) if args.out else Path(args.map).with_name(Path(args.map).stem +
+                                                                   "_preview.png")
+    _check_writable([out], args.force)
+    terrain.save_preview(hm, out)
+    print(f"wrote {out}")
+    return 0
+
+
+def cmd_demo(args) -> int:
+    """The main job for now: the seed's example terrain, its file, preview and statistics."""
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    cfg = terrain.PeaksConfig()  # 40 x 40 m at 0.2 m, -2.56 ... 3.18 m: the four-wheel seed's
+    hm = terrain.make_heightmap(cfg, np.random.default_rng(args.seed))
+    png = out / "terrain_heightmap.png"
+    terrain.save(hm, png)
+    loaded = terrain.load(png)
+    preview = terrain.save_preview(loaded, out / "terrain_preview.png")
+    stats = terrain.statistics(loaded)
+    (out / "terrain_stats.json").write_text(json.dumps(stats, indent=2) + "\n")
+    _print_stats(stats, False, png)
+    print(f"wrote {png}, {terrain.sidecar_path(png)}, {preview}, {out / 'terrain_stats.json'}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="offroad-env", description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+
+    demo = sub.add_parser("demo", help="run the main job: make the demo terrain and its preview")
+    demo.add_argument("--out", default="outputs/demo", help="output folder (default %(default)s)")
+    demo.add_argument("--seed", type=int, default=0)
+    demo.set_defaults(func=cmd_demo)
+
+    ter = sub.add_parser("terrain", help="terrain tools")
+    tsub = ter.add_subparsers(dest="terrain_command", required=True)
+
+    gen = tsub.add_parser("generate", help="generate a height map (PNG/npy/txt + JSON sidecar)")
+    gsub = gen.add_subparsers(dest="generator", required=True)
+    for name, (cls, _) in GENERATORS.items():
+        if name == "sum":
+            continue
+        g = gsub.add_parser(name, help=(cls.__doc__ or "").strip().split("\n")[0])
+        _add_config_options(g, cls)
+        if name == "holes":
+            g.add_argument("--base", choices=[n for n in GENERATORS if n not in ("holes", "sum")],
+                           default=None, help="terrain to punch holes in (default flat)")
+        g.add_argument("--seed", type=int, default=0)
+        g.add_argument("-o", "--out", required=True, help="output .png, .npy or .txt")
+        g.add_argument("--force", action="store_true", help="overwrite existing files")
+        g.set_defaults(func=cmd_generate)
+
+    info = tsub.add_parser("info", help="print size, extent, height range and slopes of a map")
+    info.add_argument("map")
+    info.add_argument("--json", action="store_true")
+    info.set_defaults(func=cmd_info)
+
+    prev = tsub.add_parser("preview", help="write a hillshade PNG of a map")
+    prev.add_argument("map")
+    prev.add_argument("-o", "--out", default=None, help="default: MAP_preview.png")
+    prev.add_argument("--force", action="store_true")
+    prev.set_defaults(func=cmd_preview)
+    return p
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except CliError as exc:
+        print(f"offroad-env: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,32 @@
+"""Height-map terrain: grid and placement, batched torch queries, file I/O and generators.
+
+This package knows nothing of vehicles. Conventions: world frame z up, metres; heights
+``H[iy, ix]`` with ``iy`` growing with y; see :mod:`terrain.heightmap`.
+"""
+
+from .generators import (
+    GENERATORS,
+    BumpsConfig,
+    FlatConfig,
+    HolesConfig,
+    PeaksConfig,
+    PerlinConfig,
+    PlaneConfig,
+    RocksConfig,
+    StepsConfig,
+    SumConfig,
+    TerrainConfig,
+    generate,
+    make_heightmap,
+)
+from .heightmap import INTERPOLATIONS, HeightMap, stack
+from .io import DEFAULT_MAX_PIXELS, TerrainFileError, load, save, sidecar_path
+from .preview import hillshade, preview_image, save_preview, statistics
+
+__all__ = [
+    "HeightMap", "stack", "INTERPOLATIONS", "load", "save", "sidecar_path", "TerrainFileError",
+    "DEFAULT_MAX_PIXELS", "TerrainConfig", "FlatConfig", "PlaneConfig", "PeaksConfig",
+    "PerlinConfig", "BumpsConfig", "RocksConfig", "StepsConfig", "HolesConfig", "SumConfig",
+    "GENERATORS", "generate", "make_heightmap", "hillshade", "preview_image", "save_preview",
+    "statistics",
+]
