@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 import terrain
-from terrain.generators import GENERATORS, FlatConfig, TerrainConfig, config_fields
+from terrain.generators import GENERATORS, TerrainConfig, config_fields
 
 
 class CliError(Exception):
@@ -44,8 +44,7 @@ def _add_config_options(parser: argparse.ArgumentParser, cls: type):
         else:
             continue
         flag = "--" + f.name.replace("_", "-")
-        if isinstance(default, TerrainConfig) or (isinstance(default, tuple) and default
-                                                   and isinstance(default[0], TerrainConfig)):
+        if f.name in ("base", "parts"):
             continue  # nested configs: see --base for holes
         if isinstance(default, tuple):
             parser.add_argument(flag, dest=f.name, type=float, nargs=len(default), default=None,
@@ -66,10 +65,12 @@ def _config_from_args(name: str, args) -> TerrainConfig:
         val = getattr(args, f.name, None)
         if val is not None:
             kw[f.name] = tuple(val) if isinstance(val, list) else val
-    if name == "holes":
-        base_cls = GENERATORS[args.base][0] if args.base else FlatConfig
+    if name == "holes" and args.base:
         grid = {k: kw[k] for k in ("size", "resolution") if k in kw}
-        kw["base"] = base_cls(**grid)
+        try:
+            kw["base"] = GENERATORS[args.base][0](**grid)
+        except (TypeError, ValueError) as exc:
+            raise CliError(f"{args.base}: {exc}") from None
     try:
         return cls(**kw)
     except (TypeError, ValueError) as exc:

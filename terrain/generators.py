@@ -12,7 +12,7 @@ centre, ``x in [-size_x / 2, size_x / 2]``; row ``iy`` grows with y (the project
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from typing import Callable
 
 import numpy as np
@@ -369,19 +369,21 @@ class HolesConfig(TerrainConfig):
     """A base terrain with ``count`` circular holes (NaN samples) at random centres.
 
     Attributes:
-        base: the terrain to punch; its grid must equal this config's.
+        base: the terrain to punch (default: flat at 0 m); its grid must equal this config's.
         count: number of holes.
         radius_range: hole radius range [m] (> 0).
         keep_center: radius around the centre kept free of holes [m] (a spawn area).
     """
 
-    base: TerrainConfig = field(default_factory=FlatConfig)
+    base: TerrainConfig | None = None
     count: int = 10
     radius_range: tuple[float, float] = (0.3, 1.0)
     keep_center: float = 2.0
 
     def __post_init__(self):
         super().__post_init__()
+        if self.base is None:
+            object.__setattr__(self, "base", FlatConfig(size=self.size, resolution=self.resolution))
         _same_grid(self, self.base)
         if int(self.count) != self.count or self.count < 0:
             raise ValueError(f"count must be an int >= 0, got {self.count}")

@@ -150,6 +150,10 @@ class HeightMap:
             self._table = h.reshape(-1)
         else:
             self._table = (h + self._z_offset[:, None, None]).reshape(-1)
+        # int32 indices halve the memory traffic of the gather when the table allows them.
+        self._index_dtype = torch.int32 if self._table.numel() + nx + 1 < 2**31 else torch.int64
+        self._tap_offsets = torch.tensor([0, 1, nx, nx + 1], dtype=self._index_dtype,
+                                         device=h.device).view(4, 1)
 
     # ------------------------------------------------------------------ construction helpers
     @classmethod
@@ -358,19 +362,20 @@ class HeightMap:
         v = (y - g.y0) * (1.0 / g.res_y)
         uc = u.clamp(0.0, g.nx - 1)
         vc = v.clamp(0.0, g.ny - 1)
-        # NaN coordinates: any index will do (the NaN fraction makes the result NaN).
-        iu = torch.nan_to_num(uc, nan=0.0).floor_().clamp_(max=g.nx - 2)
-        iv = torch.nan_to_num(vc, nan=0.0).floor_().clamp_(max=g.ny - 2)
+        # Cell indices. uc >= 0, so truncation is floor. A NaN coordinate converts to some
+        # integer that the clamp puts back on the grid; its NaN fraction makes the result NaN.
+        iu = uc.detach().to(self._index_dtype).clamp_(0, g.nx - 2)
+        iv = vc.detach().to(self._index_dtype).clamp_(0, g.ny - 2)
         fx = uc - iu
         fy = vc - iv
-        base = (iv * g.nx + iu).to(torch.int64)
+        base = iv.mul_(g.nx).add_(iu)
         if offset is not None:
-            base = base + offset
+            base = base + offset.to(self._index_dtype)
         shape = base.shape
-        base = base.reshape(-1)
-        idx = torch.cat((base, base + 1, base + g.nx, base + (g.nx + 1)))
+        # (4, P) flat indices of the corners 00, 10, 01, 11: one gather for all of them.
+        idx = base.reshape(1, -1) + self._tap_offsets
         try:
-            taps = torch.index_select(self._table, 0, idx).view(4, *shape)
+            taps = torch.index_select(self._table, 0, idx.view(-1)).view(4, *shape)
         except (RuntimeError, IndexError) as exc:  # map index out of range (tensor path)
             raise IndexError(
                 f"map_index out of range for a stack of {len(self)} maps") from exc
@@ -413,6 +418,10 @@ class HeightMap:
             upper = fy > fx
             du = torch.where(upper, h11 - h01, h10 - h00) + 0.0 * h01
             dv = torch.where(upper, h01 - h00, h11 - h10) + 0.0 * h10
+            if fx.requires_grad or fy.requires_grad:
+                # planar triangles: the slope's derivative is 0, but keep the graph connected
+                du = du + 0.0 * fx
+                dv = dv + 0.0 * fy
         inside_u = (u >= 0) & (u <= g.nx - 1)
         inside_v = (v >= 0) & (v <= g.ny - 1)
         zero = torch.zeros((), dtype=du.dtype, device=du.device)

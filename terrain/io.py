@@ -157,7 +157,9 @@ def _read_png(path: Path, max_pixels):
     bomb = (Image.DecompressionBombError, Image.DecompressionBombWarning)
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            # Pillow warns above ~89 M pixels; with a limit of ours, treat that as an error too.
+            warnings.simplefilter("error" if max_pixels is not None else "ignore",
+                                  Image.DecompressionBombWarning)
             with Image.open(path) as img:
                 if img.format != "PNG":
                     raise _fail(path, f"not a PNG image (format {img.format})")
@@ -165,34 +167,47 @@ def _read_png(path: Path, max_pixels):
                 _check_samples(path, w, h, max_pixels)
                 img.verify()  # catches truncation and CRC errors that .load() may paper over
             with Image.open(path) as img:
-                mode = img.mode
-                if mode in ("I;16", "I;16L", "I;16B", "I;16N"):
-                    bits = 16
-                elif mode == "I":
-                    bits = 16  # 16-bit gray from Pillow < 10.3 opens as int32
-                elif mode == "L":
-                    bits = 8
-                elif mode in ("RGB", "RGBA", "P", "PA", "LA", "1", "CMYK", "YCbCr", "HSV"):
-                    kind = {"RGB": "colour (RGB; a 16-bit RGB PNG also opens so)",
-                            "RGBA": "colour with alpha (RGBA)", "P": "palette",
-                            "PA": "palette with alpha", "LA": "gray with alpha",
-                            "1": "1-bit"}.get(mode, mode)
-                    raise _fail(path, f"image mode {mode} ({kind}) is not a height map: "
-                                      "a 16-bit grayscale PNG (or 8-bit with an explicit "
-                                      "encoding) is required")
-                else:
-                    raise _fail(path, f"unsupported image mode {mode}")
                 img.load()
-                raw = np.array(img)  # writable copy; I;16B comes back big-endian
+                raw, bits = raw_from_image(img, path)
     except TerrainFileError:
         raise
     except bomb as exc:
         raise _fail(path, f"image too large ({exc})") from None
     except (OSError, SyntaxError, ValueError, UnidentifiedImageError, EOFError) as exc:
         raise _fail(path, f"corrupt or truncated PNG ({exc})") from None
-    raw = raw.astype(np.float64)  # native byte order, exact for 16-bit integers
-    if mode == "I" and (raw.min() < 0 or raw.max() > 65535):
-        raise _fail(path, "mode I image with values outside 0..65535")
+    return raw, bits
+
+
+_GRAY16 = ("I;16", "I;16L", "I;16B", "I;16N")
+_REJECTED = {"RGB": "colour (RGB; a 16-bit RGB PNG also opens so)",
+             "RGBA": "colour with alpha (RGBA)", "P": "palette", "PA": "palette with alpha",
+             "LA": "gray with alpha", "1": "1-bit", "CMYK": "CMYK", "YCbCr": "YCbCr",
+             "HSV": "HSV", "F": "32-bit float"}
+
+
+def raw_from_image(img, path="<image>") -> tuple[np.ndarray, int]:
+    """``(samples as native float64 (rows, cols), bit depth)`` of a loaded grayscale PIL image.
+
+    Accepts ``I;16`` in every byte order (``I;16B`` arrays are big-endian, which torch refuses:
+    the float64 copy is native), ``I`` (how Pillow < 10.3 opens 16-bit gray; values must lie in
+    0..65535) and 8-bit ``L``. Never uses ``.convert()``, which clips 16 bits to 8.
+    """
+    mode = img.mode
+    if mode in _GRAY16 or mode == "I":
+        bits = 16
+    elif mode == "L":
+        bits = 8
+    elif mode in _REJECTED:
+        raise _fail(path, f"image mode {mode} ({_REJECTED[mode]}) is not a height map: a 16-bit "
+                          "grayscale PNG (or 8-bit with an explicit encoding) is required")
+    else:
+        raise _fail(path, f"unsupported image mode {mode}: a 16-bit grayscale PNG (or 8-bit "
+                          "with an explicit encoding) is required")
+    raw = np.array(img).astype(np.float64)  # native byte order, exact for 16-bit integers
+    if raw.ndim != 2:
+        raise _fail(path, f"expected a single-channel image, got array shape {raw.shape}")
+    if mode == "I" and raw.size and (raw.min() < 0 or raw.max() > 65535):
+        raise _fail(path, "mode I image with values outside 0..65535 (not 16-bit gray)")
     return raw, bits
 
 

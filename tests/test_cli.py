@@ -1,0 +1,73 @@
+"""The command line: generate, info, preview, demo; errors without tracebacks; no overwrites."""
+
+import json
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import terrain
+from offroad_env.cli import main
+
+
+def test_generate_info_preview(tmp_path, capsys):
+    out = tmp_path / "m.png"
+    assert main(["terrain", "generate", "perlin", "--size", "10", "8", "--resolution", "0.5",
+                 "0.5", "--octaves", "3", "--seed", "4", "-o", str(out)]) == 0
+    hm = terrain.load(out)
+    assert hm.shape == (17, 21) and hm.size == (10.0, 8.0)
+    direct = terrain.generate(terrain.PerlinConfig(size=(10.0, 8.0), resolution=0.5, octaves=3), 4)
+    step = json.loads(out.with_suffix(".json").read_text())["zScale"] / 128
+    assert np.abs(hm.heights.double().numpy() - direct).max() <= step / 2 + 1e-6
+    capsys.readouterr()
+    assert main(["terrain", "info", str(out), "--json"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["samples"] == [21, 17] and stats["extent_m"] == [10.0, 8.0]
+    assert stats["slope_max_deg"] >= stats["slope_p95_deg"] >= stats["slope_median_deg"]
+    assert main(["terrain", "info", str(out)]) == 0
+    assert "slope" in capsys.readouterr().out
+    assert main(["terrain", "preview", str(out)]) == 0
+    with Image.open(tmp_path / "m_preview.png") as img:
+        assert img.mode == "RGB" and img.size == (21, 17)
+
+
+def test_preview_is_north_up_and_holes_are_red(tmp_path):
+    h = np.zeros((10, 12))
+    h[1, 1] = np.nan  # near the minimum y: the bottom of a north-up picture
+    terrain.save(terrain.HeightMap(h, 1.0), tmp_path / "h.npy")
+    assert main(["terrain", "preview", str(tmp_path / "h.npy"), "-o", str(tmp_path / "p.png")]) == 0
+    with Image.open(tmp_path / "p.png") as img:
+        a = np.array(img)
+    assert tuple(a[-2, 1]) == (220, 30, 30)
+
+
+def test_holes_need_a_format_that_stores_them(tmp_path, capsys):
+    assert main(["terrain", "generate", "holes", "--size", "20", "20", "--count", "30",
+                 "--base", "perlin", "-o", str(tmp_path / "h.png")]) == 2
+    assert "npy" in capsys.readouterr().err
+    assert main(["terrain", "generate", "holes", "--size", "20", "20", "--count", "30",
+                 "-o", str(tmp_path / "h.npy")]) == 0
+    assert terrain.load(tmp_path / "h.npy").has_holes
+
+
+def test_no_overwrite_without_force_and_clear_errors(tmp_path, capsys):
+    out = tmp_path / "f.png"
+    args = ["terrain", "generate", "flat", "--size", "2", "2", "--resolution", "1", "1", "-o",
+            str(out)]
+    assert main(args) == 0
+    assert main(args) == 2
+    assert "--force" in capsys.readouterr().err
+    assert main(args + ["--force"]) == 0
+    assert main(["terrain", "generate", "perlin", "--octaves", "0", "-o", str(tmp_path / "x.png")]) == 2
+    assert "octaves" in capsys.readouterr().err
+    (tmp_path / "bad.png").write_bytes(b"garbage")
+    assert main(["terrain", "info", str(tmp_path / "bad.png")]) == 2
+    assert "bad.png" in capsys.readouterr().err
+
+
+def test_demo_writes_terrain_preview_and_stats(tmp_path):
+    assert main(["demo", "--out", str(tmp_path)]) == 0
+    stats = json.loads((tmp_path / "terrain_stats.json").read_text())
+    assert stats["samples"] == [201, 201]
+    assert abs(stats["height_min_m"] + 2.56) < 0.01 and abs(stats["height_max_m"] - 3.18) < 0.01
+    assert (tmp_path / "terrain_preview.png").stat().st_size > 1000

@@ -1,0 +1,335 @@
+"""File formats: decoding closed forms, round trips through every format, every bad input."""
+
+import json
+import struct
+import zlib
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+import terrain
+from terrain import HeightMap, TerrainFileError
+from terrain.io import raw_from_image
+
+F64 = torch.float64
+
+
+def write_png(path, data: bytes, width, height, bit_depth, colour_type):
+    """A minimal PNG writer, for the images Pillow will not write (16-bit RGB)."""
+    def chunk(tag, payload):
+        return (struct.pack(">I", len(payload)) + tag + payload
+                + struct.pack(">I", zlib.crc32(tag + payload) & 0xFFFFFFFF))
+    ihdr = struct.pack(">IIBBBBB", width, height, bit_depth, colour_type, 0, 0, 0)
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr)
+                     + chunk(b"IDAT", zlib.compress(data)) + chunk(b"IEND", b""))
+
+
+def ramp_map(nx=7, ny=4, res=(0.5, 0.25), origin=(-1.0, 2.0), z_offset=0.0):
+    """Asymmetric ramp on a non-square grid: z = 0.3 x + 0.7 y + 0.01 x y (from sample [0,0])."""
+    ix, iy = np.meshgrid(np.arange(nx), np.arange(ny))
+    h = 0.3 * ix + 0.7 * iy + 0.01 * ix * iy
+    return HeightMap(h, res, origin=origin, z_offset=z_offset, dtype=F64)
+
+
+def save_u16(path, raw):
+    Image.fromarray(np.asarray(raw, dtype=np.uint16)).save(path)
+
+
+def test_unreal_decoding_closed_form(tmp_path):
+    p = tmp_path / "u.png"
+    save_u16(p, [[0, 32768, 65535], [32768 + 128, 32768 - 256, 1]])
+    hm = terrain.load(p, z_scale=2.0, resolution=1.0, dtype=F64)
+    expected = (np.array([[0, 32768, 65535], [32768 + 128, 32768 - 256, 1]]) - 32768) * 2.0 / 128
+    np.testing.assert_array_equal(hm.heights.numpy(), expected)
+    assert hm.heights[0, 1] == 0.0  # raw 32768 is zero
+    hm2 = terrain.load(p, z_scale=2.0, z_offset=5.0, dtype=F64)
+    assert hm2.height(0.0, -0.5) == 5.0  # the z offset rides on top
+
+
+@pytest.mark.parametrize("mode_dtype", ["<u2", ">u2"])
+def test_i16_every_byte_order_gives_native_arrays(mode_dtype):
+    a = np.array([[0, 32768, 65535], [1, 2, 3]], dtype=mode_dtype)
+    img = Image.fromarray(a)
+    assert img.mode in ("I;16", "I;16B", "I;16L")
+    raw, bits = raw_from_image(img)
+    assert bits == 16 and raw.dtype == np.float64 and raw.dtype.isnative
+    np.testing.assert_array_equal(raw, a.astype(np.float64))
+    torch.from_numpy(raw)  # would fail on a big-endian array
+
+
+def test_mode_I_accepted_in_range_and_rejected_outside():
+    raw, bits = raw_from_image(Image.fromarray(np.array([[0, 65535]], dtype=np.int32)))
+    assert bits == 16 and raw.tolist() == [[0.0, 65535.0]]
+    with pytest.raises(TerrainFileError, match="0..65535"):
+        raw_from_image(Image.fromarray(np.array([[0, 70000]], dtype=np.int32)))
+
+
+def test_unreal_round_trip_within_quantisation(tmp_path):
+    hm = ramp_map(z_offset=-3.0)
+    p = terrain.save(hm, tmp_path / "ramp.png")
+    meta = json.loads((tmp_path / "ramp.json").read_text())
+    assert meta["encoding"] == "unreal" and meta["origin"] == [-1.0, 2.0, -3.0]
+    back = terrain.load(p, dtype=F64)
+    step = meta["zScale"] / 128
+    assert np.max(np.abs(back.heights.numpy() - hm.heights.numpy())) <= step / 2 + 1e-12
+    assert back.resolution == hm.resolution and back.origin == hm.origin
+    assert back.z_offset.item() == -3.0
+
+
+@pytest.mark.parametrize("bits", [8, 16])
+def test_linear_round_trip(tmp_path, bits):
+    hm = ramp_map()
+    p = terrain.save(hm, tmp_path / "lin.png", encoding="linear", bits=bits)
+    with Image.open(p) as img:
+        assert img.mode == ("L" if bits == 8 else "I;16")
+    meta = json.loads((tmp_path / "lin.json").read_text())
+    back = terrain.load(p, dtype=F64)
+    assert np.max(np.abs(back.heights.numpy() - hm.heights.numpy())) <= meta["heightScale"] / 2 + 1e-12
+
+
+def test_linear_formula_raisim(tmp_path):
+    p = tmp_path / "g.png"
+    Image.fromarray(np.array([[0, 10], [200, 255]], dtype=np.uint8)).save(p)
+    hm = terrain.load(p, encoding="linear", scale=0.1, offset=-2.0, dtype=F64)
+    np.testing.assert_allclose(hm.heights.numpy(), np.array([[0, 10], [200, 255]]) * 0.1 - 2.0)
+
+
+def test_eight_bit_needs_explicit_encoding(tmp_path):
+    p = tmp_path / "g.png"
+    Image.fromarray(np.zeros((3, 3), dtype=np.uint8)).save(p)
+    with pytest.raises(TerrainFileError, match="8-bit"):
+        terrain.load(p)
+    with pytest.raises(TerrainFileError, match="16-bit"):
+        terrain.load(p, encoding="unreal")
+
+
+def test_flip_y_row_order_with_asymmetric_ramp(tmp_path):
+    hm = ramp_map()
+    p = terrain.save(hm, tmp_path / "north_up.png", flip_y=True)
+    with Image.open(p) as img:
+        rows = np.array(img).astype(float)
+    assert rows[0, 0] > rows[-1, 0]  # row 0 of a north-up image is the maximum y
+    back = terrain.load(p, dtype=F64)  # the sidecar says flipY
+    np.testing.assert_allclose(back.heights.numpy(), hm.heights.numpy(), atol=1e-3)
+    # default: row 0 = minimum y
+    p2 = terrain.save(hm, tmp_path / "south_up.png")
+    with Image.open(p2) as img:
+        rows2 = np.array(img).astype(float)
+    assert rows2[0, 0] < rows2[-1, 0]
+    # flipping by keyword overrides the sidecar
+    flipped = terrain.load(p2, flip_y=True, dtype=F64)
+    np.testing.assert_allclose(flipped.heights.numpy(), back.heights.numpy()[::-1], atol=1e-3)
+
+
+def test_seed_example_sidecar(tmp_path):
+    # the four-wheel seed's terrainMeta: 201 x 201, 0.20 m, origin [-20, -20, 0], 40 m.
+    cfg = terrain.PeaksConfig()
+    hm = terrain.make_heightmap(cfg, 0, dtype=F64)
+    raw = np.rint(hm.heights.numpy() * (128 / 0.05) + 32768)
+    save_u16(tmp_path / "terrain_heightmap.png", raw)
+    (tmp_path / "terrain_heightmap.json").write_text(json.dumps({
+        "heightmapFile": "terrain_heightmap.png", "resolution": 0.2, "terrainSize": 40,
+        "origin": [-20.0, -20.0, 0.0], "zScale": 0.05}))
+    back = terrain.load(tmp_path / "terrain_heightmap.png", dtype=F64)
+    assert back.shape == (201, 201) and back.bounds == (-20.0, 20.0, -20.0, 20.0)
+    assert abs(back.heights.min().item() + 2.56) < 1e-3 and abs(back.heights.max().item() - 3.18) < 1e-3
+
+
+def test_raisim_text_round_trip_with_holes(tmp_path):
+    h = np.arange(12.0).reshape(3, 4) * 0.1
+    h[1, 2] = np.nan
+    hm = HeightMap(h, (0.5, 0.25), center=(3.0, -1.0), dtype=F64)
+    p = terrain.save(hm, tmp_path / "m.txt")
+    header = p.read_text().split("\n")[0].split()
+    assert header[:2] == ["4", "3"] and float(header[2]) == 1.5 and float(header[3]) == 0.5
+    back = terrain.load(p, dtype=F64)
+    np.testing.assert_array_equal(back.heights.numpy(), h)
+    assert back.center == (3.0, -1.0)
+
+
+def test_raisim_text_written_by_hand_is_indexed_y_major(tmp_path):
+    p = tmp_path / "r.txt"
+    p.write_text("3 2 2.0 1.0\n0 1 2\n10 11 12\n")  # sample (x, y) at y * xSamples + x
+    hm = terrain.load(p, dtype=F64)
+    assert hm.resolution == (1.0, 1.0) and hm.center == (0.0, 0.0)
+    assert hm.height(1.0, -0.5) == 2.0 and hm.height(-1.0, 0.5) == 10.0
+
+
+def test_npy_round_trip_with_sidecar(tmp_path):
+    hm = ramp_map(z_offset=1.25)
+    p = terrain.save(hm, tmp_path / "m.npy")
+    back = terrain.load(p, dtype=F64)
+    np.testing.assert_array_equal(back.heights.numpy(), hm.heights.numpy())
+    assert back.origin == hm.origin and back.resolution == hm.resolution
+    assert back.z_offset.item() == 1.25
+
+
+def test_png_cannot_store_holes(tmp_path):
+    hm = HeightMap(np.array([[0.0, np.nan], [0.0, 0.0]]))
+    with pytest.raises(ValueError, match="holes"):
+        terrain.save(hm, tmp_path / "h.png")
+
+
+def test_extreme_values_0_32768_65535(tmp_path):
+    p = tmp_path / "x.png"
+    save_u16(p, [[0, 65535], [32768, 32768]])
+    hm = terrain.load(p, z_scale=1.0, dtype=F64)
+    assert hm.heights[0, 0] == -256.0 and hm.heights[0, 1] == 32767 / 128 and hm.heights[1, 0] == 0
+
+
+# ------------------------------------------------------------------ bad input
+@pytest.mark.parametrize("mode, arr", [
+    ("RGB", np.zeros((4, 4, 3), np.uint8)),
+    ("RGBA", np.zeros((4, 4, 4), np.uint8)),
+])
+def test_colour_images_rejected(tmp_path, mode, arr):
+    p = tmp_path / "c.png"
+    Image.fromarray(arr, mode=mode).save(p)
+    with pytest.raises(TerrainFileError, match=mode) as exc:
+        terrain.load(p)
+    assert str(p) in str(exc.value)
+
+
+def test_palette_and_1bit_rejected(tmp_path):
+    p = tmp_path / "p.png"
+    Image.fromarray(np.zeros((4, 4), np.uint8)).convert("P").save(p)
+    with pytest.raises(TerrainFileError, match="palette"):
+        terrain.load(p)
+    p1 = tmp_path / "b.png"
+    Image.new("1", (4, 4)).save(p1)
+    with pytest.raises(TerrainFileError, match="1-bit"):
+        terrain.load(p1)
+
+
+def test_16bit_rgb_rejected(tmp_path):
+    p = tmp_path / "rgb16.png"
+    w = h = 4
+    row = b"\x00" + b"\x80\x00" * 3 * w
+    write_png(p, row * h, w, h, 16, 2)
+    with pytest.raises(TerrainFileError, match="RGB"):
+        terrain.load(p)
+
+
+def test_truncated_and_garbage_files(tmp_path):
+    good = tmp_path / "good.png"
+    save_u16(good, np.arange(64 * 64).reshape(64, 64) % 65536)
+    data = good.read_bytes()
+    trunc = tmp_path / "trunc.png"
+    trunc.write_bytes(data[: len(data) // 2])
+    with pytest.raises(TerrainFileError, match="trunc.png"):
+        terrain.load(trunc)
+    garbage = tmp_path / "garbage.png"
+    garbage.write_bytes(b"this is not an image at all" * 10)
+    with pytest.raises(TerrainFileError, match="garbage.png"):
+        terrain.load(garbage)
+    empty = tmp_path / "empty.npy"
+    empty.write_bytes(b"")
+    with pytest.raises(TerrainFileError, match="empty.npy"):
+        terrain.load(empty)
+
+
+def test_truncated_even_when_pillow_is_told_to_accept_truncation(tmp_path, monkeypatch):
+    from PIL import ImageFile
+    monkeypatch.setattr(ImageFile, "LOAD_TRUNCATED_IMAGES", True)
+    good = tmp_path / "good.png"
+    save_u16(good, np.arange(64 * 64).reshape(64, 64))
+    trunc = tmp_path / "t.png"
+    trunc.write_bytes(good.read_bytes()[:-40])
+    with pytest.raises(TerrainFileError):
+        terrain.load(trunc)
+
+
+def test_oversized_image(tmp_path):
+    p = tmp_path / "big.png"
+    save_u16(p, np.zeros((100, 120)))
+    with pytest.raises(TerrainFileError, match="max_pixels"):
+        terrain.load(p, max_pixels=10_000)
+    assert terrain.load(p, max_pixels=None).shape == (100, 120)
+
+
+def test_too_few_samples(tmp_path):
+    p = tmp_path / "line.png"
+    save_u16(p, np.zeros((1, 5)))
+    with pytest.raises(TerrainFileError, match="at least 2"):
+        terrain.load(p)
+    q = tmp_path / "one.npy"
+    np.save(q, np.zeros((1, 1)))
+    with pytest.raises(TerrainFileError, match="at least 2"):
+        terrain.load(q)
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(resolution=0.0), "resolution"),
+    (dict(resolution=-0.5), "resolution"),
+    (dict(resolution=float("nan")), "resolution"),
+    (dict(resolution=[1.0, float("inf")]), "resolution"),
+    (dict(z_scale=0.0), "zScale"),
+    (dict(z_scale=-1.0), "zScale"),
+    (dict(encoding="gray"), "encoding"),
+])
+def test_bad_parameters(tmp_path, kw, match):
+    p = tmp_path / "m.png"
+    save_u16(p, np.full((3, 3), 32768))
+    with pytest.raises(TerrainFileError, match=match):
+        terrain.load(p, **kw)
+
+
+def test_bad_sidecar_values(tmp_path):
+    p = tmp_path / "m.png"
+    save_u16(p, np.full((3, 4), 32768))
+    side = tmp_path / "m.json"
+    side.write_text(json.dumps({"resolution": [0.5, 0.5], "terrainSize": [2.0, 1.0],
+                                "zScale": 1.0}))
+    with pytest.raises(TerrainFileError, match="terrainSize"):
+        terrain.load(p)  # 4 x 3 samples at 0.5 m is 1.5 x 1.0 m
+    side.write_text(json.dumps({"zScale": -2}))
+    with pytest.raises(TerrainFileError, match="zScale"):
+        terrain.load(p)
+    side.write_text("{not json")
+    with pytest.raises(TerrainFileError, match="m.json"):
+        terrain.load(p)
+
+
+def test_raisim_text_count_mismatch_and_bad_header(tmp_path):
+    p = tmp_path / "r.txt"
+    p.write_text("3 2 2.0 1.0\n0 1 2 3 4\n")
+    with pytest.raises(TerrainFileError, match="6 heights"):
+        terrain.load(p)
+    p.write_text("3 2 0.0 1.0\n0 1 2 3 4 5\n")
+    with pytest.raises(TerrainFileError, match="xSize"):
+        terrain.load(p)
+    p.write_text("3.5 2 1.0 1.0\n0 1 2 3 4 5\n")
+    with pytest.raises(TerrainFileError, match="integers"):
+        terrain.load(p)
+    p.write_text("3 2 1.0 1.0\n0 1 2 3 x 5\n")
+    with pytest.raises(TerrainFileError, match="non-numeric"):
+        terrain.load(p)
+
+
+def test_missing_file_and_unknown_format(tmp_path):
+    with pytest.raises(TerrainFileError, match="no such file"):
+        terrain.load(tmp_path / "nope.png")
+    p = tmp_path / "m.tif"
+    p.write_bytes(b"xx")
+    with pytest.raises(TerrainFileError, match="format"):
+        terrain.load(p)
+
+
+def test_npy_bad_shapes(tmp_path):
+    p = tmp_path / "m.npy"
+    np.save(p, np.zeros((2, 3, 4)))
+    with pytest.raises(TerrainFileError, match="2-D"):
+        terrain.load(p)
+    np.save(p, np.array([["a", "b"], ["c", "d"]]))
+    with pytest.raises(TerrainFileError, match="numeric"):
+        terrain.load(p)
+
+
+def test_save_refuses_stacks_and_values_that_do_not_fit(tmp_path):
+    st = HeightMap.stack([ramp_map(), ramp_map()])
+    with pytest.raises(ValueError, match="stack"):
+        terrain.save(st, tmp_path / "s.png")
+    with pytest.raises(ValueError, match="fit"):
+        terrain.save(ramp_map(), tmp_path / "s.png", z_scale=1e-4)
