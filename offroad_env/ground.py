@@ -1,0 +1,539 @@
+"""Ground following: place a vehicle on a height map, batched over N environments.
+
+Two methods, one result type (:class:`GroundContact`), so the simulator switches by config:
+
+* :func:`four_wheel` -- the four-wheel seed's block, exactly: wheel positions from the planar
+  rear-axle pose, vertical projection onto the terrain, ``pitch = atan((z_rear - z_front) / L)``,
+  ``roll = atan((z_left - z_right) / T)``, ``R = Rz(yaw) Ry(pitch) Rx(roll)``,
+  ``t = [x, y, z_rear + r]``.
+* :func:`rigid_contact` -- the pose-estimation paper's rigid body dropped vertically at fixed
+  ``(x, y, yaw)`` to static equilibrium on K wheels, with SVD contact forces. ``method="drop"`` is
+  the paper's iteration (the reference); ``method="plane"`` (default) finds the same equilibrium
+  directly as the supporting plane under the centre of mass.
+
+Shapes: N environments, K wheels. Inputs ``x, y, yaw`` are ``(N,)`` [m, m, rad], the planar pose
+of the rear-axle frame in the world. Frames and conventions: see :mod:`offroad_env.rotations` and
+:mod:`offroad_env.vehicle`. A wheel's contact point is ``wheel_radius`` straight below its hub.
+
+**Which rest is returned.** With the heights under the wheels held fixed, the resting plane is
+the facet of the *upper* convex hull of the lifted contact points ``(x_j, y_j, h_j + r)`` whose
+triangle contains the centre of mass's projection; a vehicle rests on three wheels unless the
+ground is planar there. Two rests exist when the centre of mass lies (nearly) on the edge shared
+by two facets: the wobbly table. It is the common case, not a corner case, for a symmetric
+four-wheel vehicle, whose centre of mass sits where the diagonals cross: on twisted ground it
+balances on a diagonal and can tip either way (a high centre of mass, which moves downhill as the
+body tilts, makes both sides self-consistent). ``plane`` returns the facet that contains the
+centre of mass's projection at the fixed point reached from the level start, and among facets
+that both do, the one in which it lies deepest (largest smallest barycentric coordinate: the
+rest with the largest stability margin). ``drop`` returns where the paper's fall from level,
+touching first with the highest wheel, happens to tip. The tests check that the two agree
+wherever the rest is unique (every loaded wheel carries a clear share of the weight).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, fields
+
+import torch
+
+from terrain import HeightMap
+
+from .rotations import make_transform, rot_zyx, ypr_from_matrix
+from .vehicle import Vehicle
+
+__all__ = ["GroundContact", "four_wheel", "rigid_contact", "support_forces", "GRAVITY",
+           "METHODS", "place"]
+
+GRAVITY = 9.81  #: [m/s^2], the project's default
+METHODS = ("four_wheel", "rigid_contact")
+
+
+@dataclass
+class GroundContact:
+    """Pose of a vehicle on the terrain and its wheel contacts, for N environments.
+
+    Attributes:
+        position: ``(N, 3)`` rear-axle origin, world frame [m].
+        rotation: ``(N, 3, 3)`` body-to-world rotation of the rear-axle frame.
+        ypr: ``(N, 3)`` ``[yaw, pitch, roll]`` [rad] of ``rotation`` (yaw is the input yaw).
+        transform: ``(N, 4, 4)`` world pose of the rear-axle frame.
+        base_position, base_rotation, base_transform: the same for base_link.
+        wheel_position: ``(N, K, 3)`` hub centres, world frame [m].
+        ground_height: ``(N, K)`` terrain height under each wheel's contact point [m] (a hole
+            reads as a substitute height; see ``wheel_hole``).
+        gap: ``(N, K)`` vertical gap between each wheel's lowest point and the terrain [m]
+            (negative: penetration).
+        contact: ``(N, K)`` bool, the wheel is within ``d_eps`` of the terrain.
+        normal_force: ``(N, K)`` vertical support force of each wheel [N], >= 0.
+        stable: ``(N,)`` bool, the loaded wheels hold the weight with forces >= 0 (the centre of
+            mass lies over the contact polygon).
+        wheel_hole: ``(N, K)`` bool, the terrain under the wheel is a hole (NaN).
+        wheel_off_map: ``(N, K)`` bool, the wheel is outside the map.
+        hole, off_map: ``(N,)`` bool, any wheel is over a hole / off the map.
+        converged: ``(N,)`` bool, the method's iteration reached its tolerance.
+        iterations: ``(N,)`` int, iterations the method used for each environment.
+    """
+
+    position: torch.Tensor
+    rotation: torch.Tensor
+    ypr: torch.Tensor
+    transform: torch.Tensor
+    base_position: torch.Tensor
+    base_rotation: torch.Tensor
+    base_transform: torch.Tensor
+    wheel_position: torch.Tensor
+    ground_height: torch.Tensor
+    gap: torch.Tensor
+    contact: torch.Tensor
+    normal_force: torch.Tensor
+    stable: torch.Tensor
+    wheel_hole: torch.Tensor
+    wheel_off_map: torch.Tensor
+    hole: torch.Tensor
+    off_map: torch.Tensor
+    converged: torch.Tensor
+    iterations: torch.Tensor
+
+    @property
+    def yaw(self) -> torch.Tensor:
+        return self.ypr[:, 0]
+
+    @property
+    def pitch(self) -> torch.Tensor:
+        return self.ypr[:, 1]
+
+    @property
+    def roll(self) -> torch.Tensor:
+        return self.ypr[:, 2]
+
+    def __getitem__(self, index) -> "GroundContact":
+        """The result of a subset of environments (``index`` as for a tensor's first axis)."""
+        return GroundContact(**{f.name: getattr(self, f.name)[index] for f in fields(self)})
+
+
+# ----------------------------------------------------------------------------- shared helpers
+def _inputs(terrain: HeightMap, x, y, yaw, map_index):
+    def as_t(v, name):
+        t = torch.as_tensor(v, dtype=terrain.dtype, device=terrain.device)
+        if t.ndim == 0:
+            t = t.reshape(1)
+        if t.ndim != 1:
+            raise ValueError(f"{name} must have shape (N,), got {tuple(t.shape)}")
+        return t
+
+    x, y, yaw = as_t(x, "x"), as_t(y, "y"), as_t(yaw, "yaw")
+    x, y, yaw = torch.broadcast_tensors(x, y, yaw)
+    if map_index is not None:
+        map_index = torch.as_tensor(map_index, device=terrain.device)
+        if map_index.ndim == 0:
+            map_index = map_index.expand(x.shape)
+        map_index = map_index.reshape(-1, 1)
+    return x, y, yaw, map_index
+
+
+def _body_const(vehicle: Vehicle, like: torch.Tensor, which: str = "wheels") -> torch.Tensor:
+    import numpy as np
+
+    arr = vehicle.wheel_array() if which == "wheels" else vehicle.rectangle()
+    return torch.as_tensor(np.asarray(arr), dtype=like.dtype, device=like.device)
+
+
+def _query(terrain: HeightMap, px, py, map_index):
+    """Heights ``(N, K)`` with holes filled, plus the hole and off-map masks."""
+    h = terrain.height(px, py, map_index)
+    hole = torch.isnan(h)
+    off = ~terrain.in_bounds(px, py)
+    return h, hole, off
+
+
+def _fill_holes(h: torch.Tensor, hole: torch.Tensor, drop: float) -> torch.Tensor:
+    """Replace NaN heights by ``(lowest finite height of the env) - drop`` (0 if none finite)."""
+    big = torch.finfo(h.dtype).max
+    low = torch.where(hole, torch.full_like(h, big), h).amin(dim=1, keepdim=True)
+    low = torch.where(low == big, torch.zeros_like(low), low)
+    return torch.where(hole, (low - drop).expand_as(h), h)
+
+
+def support_forces(wheel_xy: torch.Tensor, com_xy: torch.Tensor, active: torch.Tensor,
+                   weight: float, tol: float | None = None):
+    """Vertical wheel forces that hold the weight, for wheels that may carry load.
+
+    Solves ``sum_j f_j = W``, ``sum_j f_j (x_j - c_x) = 0``, ``sum_j f_j (y_j - c_y) = 0`` with
+    the minimum-norm ``f`` over the ``active`` wheels (for three wheels this is the lever rule; on
+    a symmetric layout it is ``W / K``), releases wheels whose force comes out negative and solves
+    again, as the paper does. This is also what the SVD pseudo-inverse of the paper's contact
+    matrix gives at rest.
+
+    Args:
+        wheel_xy: ``(N, K, 2)`` horizontal contact positions, world frame [m].
+        com_xy: ``(N, 2)`` horizontal centre of mass [m].
+        active: ``(N, K)`` bool, wheels allowed to carry load.
+        weight: ``m g`` [N].
+
+    Returns:
+        ``(forces (N, K) >= 0 [N], stable (N,) bool)``; stable means the solution balances the
+        weight and moments with non-negative forces.
+    """
+    N, K, _ = wheel_xy.shape
+    dtype = wheel_xy.dtype
+    if tol is None:
+        tol = 1e-6 if dtype == torch.float64 else 1e-3
+    d = wheel_xy - com_xy.unsqueeze(1)
+    rhs = torch.zeros(N, 3, 1, dtype=dtype, device=wheel_xy.device)
+    rhs[:, 0, 0] = weight
+    eye = torch.eye(3, dtype=dtype, device=wheel_xy.device)
+    scale = d.abs().amax(dim=(1, 2)).clamp_min(1e-3).view(N, 1)
+    for _ in range(max(1, K - 2)):
+        a = active.to(dtype)
+        # rows scaled to comparable magnitude for conditioning
+        W = torch.stack((a, d[..., 0] * a / scale, d[..., 1] * a / scale), dim=1)  # (N, 3, K)
+        G = W @ W.transpose(1, 2) + 1e-12 * eye
+        lam = torch.linalg.solve(G, rhs)
+        f = (W.transpose(1, 2) @ lam).squeeze(-1)
+        negative = active & (f < -tol * weight)
+        active = active & ~negative
+    a = active.to(dtype)
+    f = f.clamp_min(0.0) * a
+    res_f = (f.sum(1) - weight).abs()
+    res_m = (f.unsqueeze(-1) * d).sum(1).abs().amax(-1)
+    stable = (res_f <= tol * weight) & (res_m <= tol * weight * scale.squeeze(1))
+    return f, stable
+
+
+def _finish(vehicle: Vehicle, R, t, ground_h, wheel_hole, wheel_off, hubs_w, d_eps, gravity,
+            converged, iterations, gap=None, forces=None, stable=None) -> GroundContact:
+    """Assemble the result; computes gaps, contacts and forces unless given."""
+    r = vehicle.wheel_radius
+    if gap is None:
+        gap = hubs_w[..., 2] - r - ground_h
+    contact = (gap <= d_eps) & ~wheel_hole
+    if forces is None:
+        com_w = t + (R @ torch.as_tensor(vehicle.com, dtype=R.dtype, device=R.device))
+        forces, stable = support_forces(hubs_w[..., :2], com_w[:, :2], contact,
+                                        vehicle.mass * gravity)
+    T = make_transform(R, t)
+    T_base_rear = torch.as_tensor(vehicle.rear_axle_pose, dtype=R.dtype, device=R.device)
+    T_rear_base = torch.linalg.inv(T_base_rear)
+    Tb = T @ T_rear_base
+    Rb = Tb[:, :3, :3]
+    return GroundContact(
+        position=t, rotation=R, ypr=ypr_from_matrix(R), transform=T,
+        base_position=Tb[:, :3, 3], base_rotation=Rb, base_transform=Tb,
+        wheel_position=hubs_w, ground_height=ground_h, gap=gap, contact=contact,
+        normal_force=forces, stable=stable, wheel_hole=wheel_hole, wheel_off_map=wheel_off,
+        hole=wheel_hole.any(1), off_map=wheel_off.any(1), converged=converged,
+        iterations=iterations)
+
+
+# ----------------------------------------------------------------------------- four wheel
+def four_wheel(vehicle: Vehicle, terrain: HeightMap, x, y, yaw, map_index=None, *,
+               d_eps: float = 0.01, gravity: float = GRAVITY) -> GroundContact:
+    """The four-wheel seed's ground following, batched over N (and over a stack of maps).
+
+    The four wheels are the corners of the ``wheel_base x track_width`` rectangle, in the seed's
+    order FL, FR, RL, RR. Their planar positions are projected straight down onto the terrain
+    (the map's interpolation), and::
+
+        z_front = (z_FL + z_FR) / 2    z_rear = (z_RL + z_RR) / 2
+        z_left  = (z_FL + z_RL) / 2    z_right = (z_FR + z_RR) / 2
+        pitch = atan((z_rear - z_front) / wheel_base)
+        roll  = atan((z_left - z_right) / track_width)
+        R = Rz(yaw) Ry(pitch) Rx(roll),   t = [x, y, z_rear + wheel_radius]
+
+    Per-wheel outputs are for the vehicle's own K wheels: heights under their planar positions
+    (vertical projection, as the seed), gaps at the resulting pose, contacts within ``d_eps`` and
+    the static loads of the contacting wheels (:func:`support_forces`). A wheel over a hole reads
+    the lowest height among the other wheels (flagged in ``wheel_hole``/``hole``).
+    """
+    x, y, yaw, mi = _inputs(terrain, x, y, yaw, map_index)
+    rect = _body_const(vehicle, x, "rectangle")  # (4, 3)
+    c, s = torch.cos(yaw).unsqueeze(1), torch.sin(yaw).unsqueeze(1)
+    px = x.unsqueeze(1) + c * rect[:, 0] - s * rect[:, 1]
+    py = y.unsqueeze(1) + s * rect[:, 0] + c * rect[:, 1]
+    h, hole, off = _query(terrain, px, py, mi)
+    h = _fill_holes(h, hole, 0.0)
+    z_fl, z_fr, z_rl, z_rr = h.unbind(1)
+    z_front, z_rear = 0.5 * (z_fl + z_fr), 0.5 * (z_rl + z_rr)
+    z_left, z_right = 0.5 * (z_fl + z_rl), 0.5 * (z_fr + z_rr)
+    pitch = torch.atan((z_rear - z_front) / vehicle.wheel_base)
+    roll = torch.atan((z_left - z_right) / vehicle.track_width)
+    R = rot_zyx(yaw, pitch, roll)
+    t = torch.stack((x, y, z_rear + vehicle.wheel_radius), dim=1)
+    wheels = _body_const(vehicle, x)
+    if vehicle.wheel_positions == tuple(map(tuple, vehicle.rectangle()[:, :2].tolist())):
+        wh, whole, woff, wx, wy = h, hole, off, px, py
+    else:  # other layouts: their own planar positions, projected down
+        wx = x.unsqueeze(1) + c * wheels[:, 0] - s * wheels[:, 1]
+        wy = y.unsqueeze(1) + s * wheels[:, 0] + c * wheels[:, 1]
+        wh, whole, woff = _query(terrain, wx, wy, mi)
+        wh = _fill_holes(wh, whole, 0.0)
+    hubs_w = t.unsqueeze(1) + wheels @ R.transpose(1, 2)
+    ones = torch.ones_like(x, dtype=torch.bool)
+    iters = torch.ones_like(x, dtype=torch.int32)
+    return _finish(vehicle, R, t, wh, whole, woff, hubs_w, d_eps, gravity, ones, iters)
+
+
+# ----------------------------------------------------------------------------- rigid contact
+def _attitude_from_normal(n: torch.Tensor, yaw: torch.Tensor):
+    """Roll and pitch of a body with heading ``yaw`` whose z axis is the unit normal ``n``.
+
+    In the yaw-aligned frame ``n' = Rz(-yaw) n = (cos(roll) sin(pitch), -sin(roll),
+    cos(roll) cos(pitch))``.
+    """
+    c, s = torch.cos(yaw), torch.sin(yaw)
+    nx = c * n[..., 0] + s * n[..., 1]
+    ny = -s * n[..., 0] + c * n[..., 1]
+    nz = n[..., 2]
+    pitch = torch.atan2(nx, nz)
+    roll = torch.atan2(-ny, torch.sqrt(nx * nx + nz * nz))
+    return roll, pitch
+
+
+def _triples(K: int, device) -> torch.Tensor:
+    return torch.tensor(list(itertools.combinations(range(K), 3)), dtype=torch.long,
+                        device=device)
+
+
+def _support_plane(Pxy: torch.Tensor, Z: torch.Tensor, com_xy: torch.Tensor, triples, tol):
+    """The upper-hull facet over the centre of mass.
+
+    Args:
+        Pxy: ``(N, K, 2)`` horizontal contact positions; Z: ``(N, K)`` required hub heights
+            ``h + r``; com_xy: ``(N, 2)``; triples: ``(T, 3)`` wheel index triples.
+
+    Returns:
+        ``(normal (N, 3) unit, up; point on plane (N, 3); found (N,) bool)``.
+    """
+    N, K = Z.shape
+    A = torch.cat((Pxy, Z.unsqueeze(-1)), dim=-1)  # (N, K, 3)
+    a, b, c = A[:, triples[:, 0]], A[:, triples[:, 1]], A[:, triples[:, 2]]  # (N, T, 3)
+    n = torch.linalg.cross(b - a, c - a, dim=-1)
+    n = n * torch.where(n[..., 2:3] < 0, -1.0, 1.0).to(n.dtype)
+    area2 = n[..., 2]  # twice the signed xy-area of the triangle, made >= 0
+    span = (Pxy.amax(1) - Pxy.amin(1)).amax(-1).clamp_min(1e-6)  # (N,)
+    nondegenerate = area2 > 1e-6 * (span * span).unsqueeze(1)
+    safe_nz = torch.where(nondegenerate, area2, torch.ones_like(area2))
+    # plane height at every wheel: z = a_z - (n_x (x - a_x) + n_y (y - a_y)) / n_z  -> (N, T, K)
+    dx = Pxy[:, None, :, 0] - a[..., 0:1]
+    dy = Pxy[:, None, :, 1] - a[..., 1:2]
+    zp = a[..., 2:3] - (n[..., 0:1] * dx + n[..., 1:2] * dy) / safe_nz.unsqueeze(-1)
+    feasible = (zp >= Z.unsqueeze(1) - tol).all(-1)
+    # barycentric coordinates of the CoM in the triangle's xy projection
+    ex, ey = com_xy[:, None, 0] - a[..., 0], com_xy[:, None, 1] - a[..., 1]
+    bx, by = b[..., 0] - a[..., 0], b[..., 1] - a[..., 1]
+    cx, cy = c[..., 0] - a[..., 0], c[..., 1] - a[..., 1]
+    l1 = (ex * cy - ey * cx) / safe_nz
+    l2 = (bx * ey - by * ex) / safe_nz
+    # n_z = bx*cy - by*cx = area2 after orientation flip; fix the sign of l1, l2 accordingly
+    flip = (bx * cy - by * cx) < 0
+    l1 = torch.where(flip, -l1, l1)
+    l2 = torch.where(flip, -l2, l2)
+    l0 = 1.0 - l1 - l2
+    margin = torch.minimum(torch.minimum(l0, l1), l2)
+    valid = feasible & nondegenerate
+    neg_inf = torch.full_like(margin, -math.inf)
+    score = torch.where(valid, margin, neg_inf)
+    best = score.argmax(dim=1)  # the feasible facet that holds the CoM best
+    found = (score.gather(1, best[:, None]).squeeze(1) >= -1e-6)
+    idx = best.view(N, 1, 1).expand(N, 1, 3)
+    n_sel = n.gather(1, idx).squeeze(1)
+    p_sel = a.gather(1, idx).squeeze(1)
+    n_sel = n_sel / torch.linalg.vector_norm(n_sel, dim=-1, keepdim=True)
+    return n_sel, p_sel, found
+
+
+def rigid_contact(vehicle: Vehicle, terrain: HeightMap, x, y, yaw, map_index=None, *,
+                  method: str = "plane", d_eps: float = 0.01, gravity: float = GRAVITY,
+                  max_iter: int | None = None, dt: float = 0.02, tol: float | None = None
+                  ) -> GroundContact:
+    """Rigid K-wheel vehicle dropped at fixed ``(x, y, yaw)`` to static equilibrium.
+
+    The free coordinates are ``q = (z, roll, pitch)`` of the rear-axle frame; its ``x, y`` stay
+    the input. Wheels with a gap ``<= d_eps`` (1 cm in the paper) carry load; forces are the SVD
+    pseudo-inverse solution, wheels with negative force are released.
+
+    Args:
+        method: ``"plane"`` -- the supporting plane of the contact points under the centre of
+            mass, iterated to a fixed point over the sideways shift of the wheels as the body
+            tilts (``max_iter`` default 8); ``"drop"`` -- the paper's drop integration with
+            ``M q'' = W_f f + W_g G`` and ``f = -A^# b`` (``max_iter`` default 3000, time step
+            ``dt`` [s]).
+        tol: convergence tolerance (plane: attitude change [rad]; drop: velocity [m/s, rad/s]).
+
+    Returns:
+        :class:`GroundContact`; ``converged`` and ``iterations`` report each environment.
+    """
+    if method not in ("plane", "drop"):
+        raise ValueError(f"method must be 'plane' or 'drop', got {method!r}")
+    if not (math.isfinite(d_eps) and d_eps >= 0):
+        raise ValueError(f"d_eps must be finite and >= 0, got {d_eps}")
+    x, y, yaw, mi = _inputs(terrain, x, y, yaw, map_index)
+    if method == "plane":
+        return _rigid_plane(vehicle, terrain, x, y, yaw, mi, d_eps, gravity,
+                            8 if max_iter is None else max_iter, tol)
+    return _rigid_drop(vehicle, terrain, x, y, yaw, mi, d_eps, gravity,
+                       3000 if max_iter is None else max_iter, dt, tol)
+
+
+def _hub_query(vehicle, terrain, x, y, R, wheels, mi):
+    """Hub horizontal positions for attitude R and the terrain heights under them."""
+    off_b = wheels @ R.transpose(1, 2)  # (N, K, 3) hub offsets from the origin, world frame
+    hx = x.unsqueeze(1) + off_b[..., 0]
+    hy = y.unsqueeze(1) + off_b[..., 1]
+    h, hole, off = _query(terrain, hx, hy, mi)
+    drop = 10.0 * (vehicle.wheel_base + vehicle.track_width) + 10.0
+    return off_b, hx, hy, _fill_holes(h, hole, drop), hole, off
+
+
+def _rigid_plane(vehicle, terrain, x, y, yaw, mi, d_eps, gravity, max_iter, tol):
+    dtype = x.dtype
+    if tol is None:
+        tol = 1e-9 if dtype == torch.float64 else 1e-5
+    geo_tol = 1e-9 if dtype == torch.float64 else 1e-5
+    wheels = _body_const(vehicle, x)
+    com_b = torch.as_tensor(vehicle.com, dtype=dtype, device=x.device)
+    r = vehicle.wheel_radius
+    triples = _triples(vehicle.num_wheels, x.device)
+    N = x.shape[0]
+    roll = torch.zeros_like(x)
+    pitch = torch.zeros_like(x)
+    change = torch.full_like(x, math.inf)
+    iters = torch.zeros(N, dtype=torch.int32, device=x.device)
+    found = torch.ones(N, dtype=torch.bool, device=x.device)
+    for _ in range(max(1, max_iter)):
+        R = rot_zyx(yaw, pitch, roll)
+        off_b, hx, hy, h, hole, off = _hub_query(vehicle, terrain, x, y, R, wheels, mi)
+        com_xy = torch.stack((x, y), 1) + (R @ com_b)[:, :2]
+        n, p, found = _support_plane(torch.stack((hx, hy), -1), h + r, com_xy, triples, geo_tol)
+        new_roll, new_pitch = _attitude_from_normal(n, yaw)
+        change = torch.maximum((new_roll - roll).abs(), (new_pitch - pitch).abs())
+        iters = iters + (change > tol).to(torch.int32)
+        roll, pitch = new_roll, new_pitch
+    R = rot_zyx(yaw, pitch, roll)
+    off_b, hx, hy, h, hole, off = _hub_query(vehicle, terrain, x, y, R, wheels, mi)
+    com_xy = torch.stack((x, y), 1) + (R @ com_b)[:, :2]
+    n, p, found = _support_plane(torch.stack((hx, hy), -1), h + r, com_xy, triples, geo_tol)
+    # origin height: the hub plane through the facet, at the origin's (x, y)
+    z0 = p[:, 2] - (n[:, 0] * (x - p[:, 0]) + n[:, 1] * (y - p[:, 1])) / n[:, 2]
+    t = torch.stack((x, y, z0), 1)
+    hubs_w = t.unsqueeze(1) + off_b
+    converged = (change <= tol) & found
+    return _finish(vehicle, R, t, h, hole, off, hubs_w, d_eps, gravity, converged,
+                   iters + 1)
+
+
+def _rigid_drop(vehicle, terrain, x, y, yaw, mi, d_eps, gravity, max_iter, dt, tol):
+    """The paper's iteration, batched; see DESIGN.md "The rigid-contact method, written out"."""
+    dtype = x.dtype
+    dev = x.device
+    if tol is None:
+        tol = 1e-7 if dtype == torch.float64 else 1e-4
+    rtol = 1e-10 if dtype == torch.float64 else 1e-5  # SVD: sigma < rtol * sigma_max -> 0
+    wheels = _body_const(vehicle, x)
+    com_b = torch.as_tensor(vehicle.com, dtype=dtype, device=dev)
+    r = vehicle.wheel_radius
+    m, g = vehicle.mass, gravity
+    N, K = x.shape[0], vehicle.num_wheels
+    Minv = torch.tensor([1.0 / m, 1.0 / vehicle.inertia_roll, 1.0 / vehicle.inertia_pitch],
+                        dtype=dtype, device=dev)
+    roll = torch.zeros_like(x)
+    pitch = torch.zeros_like(x)
+    # start level, the highest wheel just touching
+    R0 = rot_zyx(yaw, pitch, roll)
+    _, _, _, h0, _, _ = _hub_query(vehicle, terrain, x, y, R0, wheels, mi)
+    z = (h0 + r).amax(1)
+    v = torch.zeros(N, 3, dtype=dtype, device=dev)
+    done = torch.zeros(N, dtype=torch.bool, device=dev)
+    iters = torch.full((N,), max_iter, dtype=torch.int32, device=dev)
+    f = torch.zeros(N, K, dtype=dtype, device=dev)
+    for i in range(max_iter):
+        R = rot_zyx(yaw, pitch, roll)
+        off_b, hx, hy, h, hole, off = _hub_query(vehicle, terrain, x, y, R, wheels, mi)
+        d = z.unsqueeze(1) + off_b[..., 2] - r - h  # (N, K) gaps
+        Wf, WgG = _wrenches(roll, pitch, wheels, com_b, m * g)
+        A = dt * dt * Wf.transpose(1, 2) @ (Minv.view(1, 3, 1) * Wf)  # (N, K, K)
+        b = d + dt * (Wf.transpose(1, 2) @ v.unsqueeze(-1)).squeeze(-1) \
+            + dt * dt * (Wf.transpose(1, 2) @ (Minv * WgG).unsqueeze(-1)).squeeze(-1)
+        # Touching wheels, and loaded wheels within d_eps. A wheel released for a negative force
+        # comes back only when it touches again (without this hysteresis a wheel hovering within
+        # d_eps is pulled down and released in turn, and the drop never settles).
+        active = (d <= 0) | ((d <= d_eps) & (f > 0))
+        f = _svd_forces(A, b, active, rtol)
+        v_new = v + dt * Minv * ((Wf @ f.unsqueeze(-1)).squeeze(-1) + WgG)
+        moving = ~done
+        v = torch.where(moving.unsqueeze(1), v_new, v)
+        z = torch.where(moving, z + dt * v[:, 0], z)
+        roll = torch.where(moving, roll + dt * v[:, 1], roll)
+        pitch = torch.where(moving, pitch + dt * v[:, 2], pitch)
+        settled = moving & (v.abs().amax(1) < tol) & (active.sum(1) >= 3)
+        iters = torch.where(settled, torch.full_like(iters, i + 1), iters)
+        done = done | settled
+        if (i + 1) % 25 == 0 and bool(done.all()):
+            break
+    R = rot_zyx(yaw, pitch, roll)
+    off_b, hx, hy, h, hole, off = _hub_query(vehicle, terrain, x, y, R, wheels, mi)
+    t = torch.stack((x, y, z), 1)
+    hubs_w = t.unsqueeze(1) + off_b
+    gap = hubs_w[..., 2] - r - h
+    # The paper's forces at rest: v = 0 and d = 0 for the wheels within d_eps, solved by the
+    # SVD pseudo-inverse with negative forces released.
+    contact = (gap <= d_eps) & ~hole
+    Wf, WgG = _wrenches(roll, pitch, wheels, com_b, m * g)
+    A = dt * dt * Wf.transpose(1, 2) @ (Minv.view(1, 3, 1) * Wf)
+    b = dt * dt * (Wf.transpose(1, 2) @ (Minv * WgG).unsqueeze(-1)).squeeze(-1)
+    f = _svd_forces(A, b, contact, rtol)
+    com_w = t + R @ com_b
+    dxy = hubs_w[..., :2] - com_w[:, None, :2]
+    res_f = (f.sum(1) - m * g).abs()
+    res_m = (f.unsqueeze(-1) * dxy).sum(1).abs().amax(-1)
+    scale = dxy.abs().amax(dim=(1, 2)).clamp_min(1e-3)
+    stable = (res_f <= 1e-6 * m * g) & (res_m <= 1e-6 * m * g * scale)
+    return _finish(vehicle, R, t, h, hole, off, hubs_w, d_eps, gravity, done, iters, gap=gap,
+                   forces=f, stable=stable)
+
+
+def _wrenches(roll, pitch, wheels, com_b, weight):
+    """Wrench matrices of the drop, ``q = (z, roll, pitch)`` of the rear-axle frame.
+
+    ``W_f (N, 3, K)``: column j is the generalized force of a unit upward force at hub j,
+    ``d(p_jz)/dq = (1, py ca cb, -px cb - py sa sb)`` (hubs have body z = 0; ``a`` roll, ``b``
+    pitch). ``W_g G (N, 3)``: the weight at the centre of mass c,
+    ``-m g (1, (cy ca - cz sa) cb, -cx cb - (cy sa + cz ca) sb)``.
+    """
+    px, py = wheels[:, 0], wheels[:, 1]
+    cx, cy, cz = com_b[0], com_b[1], com_b[2]
+    ca, sa, cb, sb = torch.cos(roll), torch.sin(roll), torch.cos(pitch), torch.sin(pitch)
+    c1 = lambda t: t.unsqueeze(1)  # noqa: E731
+    Wf = torch.stack((torch.ones_like(c1(ca) * px), py * c1(ca * cb),
+                      -px * c1(cb) - py * c1(sa * sb)), dim=1)
+    WgG = -weight * torch.stack((torch.ones_like(ca), (cy * ca - cz * sa) * cb,
+                                 -cx * cb - (cy * sa + cz * ca) * sb), dim=1)
+    return Wf, WgG
+
+
+def _svd_forces(A: torch.Tensor, b: torch.Tensor, active: torch.Tensor, rtol: float):
+    """``f = -A^# b`` over the active wheels, SVD pseudo-inverse (singular values below
+    ``rtol * sigma_max`` zeroed); wheels whose force comes out negative are released and the
+    rest solved again. ``A: (N, K, K)``, ``b, active: (N, K)``; returns ``(N, K)`` forces >= 0."""
+    dtype = A.dtype
+    f = torch.zeros_like(b)
+    for _ in range(A.shape[-1]):
+        am = active.to(dtype)
+        Aa = A * am.unsqueeze(1) * am.unsqueeze(2)
+        f = -(torch.linalg.pinv(Aa, rtol=rtol, hermitian=True) @ (b * am).unsqueeze(-1)
+              ).squeeze(-1) * am
+        negative = active & (f < 0)
+        active = active & ~negative
+    return f.clamp_min(0.0) * active.to(dtype)
+
+
+def place(method: str, vehicle: Vehicle, terrain: HeightMap, x, y, yaw, map_index=None,
+          **kwargs) -> GroundContact:
+    """Dispatch by name: ``"four_wheel"`` or ``"rigid_contact"`` (config-driven callers)."""
+    if method == "four_wheel":
+        return four_wheel(vehicle, terrain, x, y, yaw, map_index, **kwargs)
+    if method == "rigid_contact":
+        return rigid_contact(vehicle, terrain, x, y, yaw, map_index, **kwargs)
+    raise ValueError(f"ground-following method must be one of {METHODS}, got {method!r}")

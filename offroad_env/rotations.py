@@ -1,0 +1,47 @@
+"""Rotations and transforms, batched over leading dimensions.
+
+Convention (the whole project): ``R = Rz(yaw) @ Ry(pitch) @ Rx(roll)`` maps body vectors to the
+world frame; body x forward, y left, z up. With it, positive roll lifts the body's left side
+(``R @ e_y`` gains +z) and positive pitch puts the nose down (``R @ e_x`` gains -z).
+"""
+
+from __future__ import annotations
+
+import torch
+
+__all__ = ["rot_zyx", "ypr_from_matrix", "make_transform", "invert_transform"]
+
+
+def rot_zyx(yaw: torch.Tensor, pitch: torch.Tensor, roll: torch.Tensor) -> torch.Tensor:
+    """``(..., 3, 3)`` rotation ``Rz(yaw) Ry(pitch) Rx(roll)`` from angles of shape ``(...)`` [rad]."""
+    cy, sy = torch.cos(yaw), torch.sin(yaw)
+    cp, sp = torch.cos(pitch), torch.sin(pitch)
+    cr, sr = torch.cos(roll), torch.sin(roll)
+    row0 = torch.stack((cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr), dim=-1)
+    row1 = torch.stack((sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr), dim=-1)
+    row2 = torch.stack((-sp, cp * sr, cp * cr), dim=-1)
+    return torch.stack((row0, row1, row2), dim=-2)
+
+
+def ypr_from_matrix(R: torch.Tensor) -> torch.Tensor:
+    """``(..., 3)`` angles ``[yaw, pitch, roll]`` [rad] of ``(..., 3, 3)`` rotations (inverse of
+    :func:`rot_zyx` for pitch in [-pi/2, pi/2]); ``asin`` input clamped so a rounding error past
+    +-1 never gives NaN."""
+    pitch = torch.asin((-R[..., 2, 0]).clamp(-1.0, 1.0))
+    roll = torch.atan2(R[..., 2, 1], R[..., 2, 2])
+    yaw = torch.atan2(R[..., 1, 0], R[..., 0, 0])
+    return torch.stack((yaw, pitch, roll), dim=-1)
+
+
+def make_transform(R: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+    """``(..., 4, 4)`` homogeneous transform from ``(..., 3, 3)`` R and ``(..., 3)`` t."""
+    top = torch.cat((R, t.unsqueeze(-1)), dim=-1)
+    bottom = torch.zeros(top.shape[:-2] + (1, 4), dtype=R.dtype, device=R.device)
+    bottom[..., 0, 3] = 1.0
+    return torch.cat((top, bottom), dim=-2)
+
+
+def invert_transform(T: torch.Tensor) -> torch.Tensor:
+    """Inverse of rigid ``(..., 4, 4)`` transforms: ``[R^T, -R^T t; 0, 1]``."""
+    Rt = T[..., :3, :3].transpose(-1, -2)
+    return make_transform(Rt, -(Rt @ T[..., :3, 3:4]).squeeze(-1))
