@@ -279,9 +279,12 @@ def test_fast_plane_agrees_with_the_papers_drop(make, min_unique):
     same = (fast.normal_force > 0) == (ref.normal_force > 0)
     ok = ref.converged & clear(fast) & clear(ref) & same.all(1)
     assert ok.sum() >= min_unique, ok
-    torch.testing.assert_close(fast.position[ok], ref.position[ok], atol=1e-6, rtol=0)
-    torch.testing.assert_close(fast.ypr[ok], ref.ypr[ok], atol=1e-6, rtol=0)
-    torch.testing.assert_close(fast.normal_force[ok], ref.normal_force[ok], atol=1e-4 * W, rtol=0)
+    # the drop treats wheels within d_eps as touching, so the two may differ by about d_eps in
+    # height and d_eps / (wheel spacing) in angle
+    span = min(v.track_width, v.wheel_base / 2)
+    torch.testing.assert_close(fast.position[ok], ref.position[ok], atol=d_eps, rtol=0)
+    torch.testing.assert_close(fast.ypr[ok], ref.ypr[ok], atol=2 * d_eps / span, rtol=0)
+    torch.testing.assert_close(fast.normal_force[ok], ref.normal_force[ok], atol=1e-3 * W, rtol=0)
     # where they differ, both are rests of their own: the wobbly table
     check_equilibrium(fast, v, d_eps=d_eps)
     conv = ref.converged
