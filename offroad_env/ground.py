@@ -40,7 +40,7 @@ import torch
 
 from terrain import HeightMap
 
-from .rotations import make_transform, rot_zyx, ypr_from_matrix
+from .rotations import make_transform, rot_zyx
 from .vehicle import Vehicle
 
 __all__ = ["GroundContact", "four_wheel", "rigid_contact", "support_forces", "GRAVITY",
@@ -58,8 +58,7 @@ class GroundContact:
         position: ``(N, 3)`` rear-axle origin, world frame [m].
         rotation: ``(N, 3, 3)`` body-to-world rotation of the rear-axle frame.
         ypr: ``(N, 3)`` ``[yaw, pitch, roll]`` [rad] of ``rotation`` (yaw is the input yaw).
-        transform: ``(N, 4, 4)`` world pose of the rear-axle frame.
-        base_position, base_rotation, base_transform: the same for base_link.
+        base_position: ``(N, 3)`` base_link origin, world frame [m].
         wheel_position: ``(N, K, 3)`` hub centres, world frame [m].
         ground_height: ``(N, K)`` terrain height under each wheel's contact point [m] (a hole
             reads as a substitute height; see ``wheel_hole``).
@@ -74,15 +73,17 @@ class GroundContact:
         hole, off_map: ``(N,)`` bool, any wheel is over a hole / off the map.
         converged: ``(N,)`` bool, the method's iteration reached its tolerance.
         iterations: ``(N,)`` int, iterations the method used for each environment.
+        rear_axle_pose: ``(4, 4)`` the vehicle's pose of the rear-axle frame in base_link (shared
+            by all environments).
+
+    Derived on demand: ``transform`` and ``base_transform`` ``(N, 4, 4)`` world poses,
+    ``base_rotation`` ``(N, 3, 3)``, ``yaw``/``pitch``/``roll`` ``(N,)``.
     """
 
     position: torch.Tensor
     rotation: torch.Tensor
     ypr: torch.Tensor
-    transform: torch.Tensor
     base_position: torch.Tensor
-    base_rotation: torch.Tensor
-    base_transform: torch.Tensor
     wheel_position: torch.Tensor
     ground_height: torch.Tensor
     gap: torch.Tensor
@@ -95,6 +96,7 @@ class GroundContact:
     off_map: torch.Tensor
     converged: torch.Tensor
     iterations: torch.Tensor
+    rear_axle_pose: torch.Tensor
 
     @property
     def yaw(self) -> torch.Tensor:
@@ -108,9 +110,26 @@ class GroundContact:
     def roll(self) -> torch.Tensor:
         return self.ypr[:, 2]
 
+    @property
+    def transform(self) -> torch.Tensor:
+        """``(N, 4, 4)`` world pose of the rear-axle frame."""
+        return make_transform(self.rotation, self.position)
+
+    @property
+    def base_rotation(self) -> torch.Tensor:
+        """``(N, 3, 3)`` body-to-world rotation of base_link."""
+        return self.rotation @ self.rear_axle_pose[:3, :3].T
+
+    @property
+    def base_transform(self) -> torch.Tensor:
+        """``(N, 4, 4)`` world pose of base_link, ``T_world_rear @ inv(rear_axle_pose)``."""
+        return make_transform(self.base_rotation, self.base_position)
+
     def __getitem__(self, index) -> "GroundContact":
         """The result of a subset of environments (``index`` as for a tensor's first axis)."""
-        return GroundContact(**{f.name: getattr(self, f.name)[index] for f in fields(self)})
+        return GroundContact(**{f.name: (getattr(self, f.name) if f.name == "rear_axle_pose"
+                                         else getattr(self, f.name)[index])
+                                for f in fields(self)})
 
 
 # ----------------------------------------------------------------------------- shared helpers
@@ -134,10 +153,13 @@ def _inputs(terrain: HeightMap, x, y, yaw, map_index):
 
 
 def _body_const(vehicle: Vehicle, like: torch.Tensor, which: str = "wheels") -> torch.Tensor:
-    import numpy as np
-
-    arr = vehicle.wheel_array() if which == "wheels" else vehicle.rectangle()
-    return torch.as_tensor(np.asarray(arr), dtype=like.dtype, device=like.device)
+    """``(K, 2)`` wheel hubs (x, y) in the rear-axle frame, or the ``(4, 2)`` rectangle."""
+    if which == "wheels":
+        pts = vehicle.wheel_positions
+    else:
+        L, T = vehicle.wheel_base, vehicle.track_width
+        pts = ((L, T / 2), (L, -T / 2), (0.0, T / 2), (0.0, -T / 2))
+    return torch.tensor(pts, dtype=like.dtype, device=like.device)
 
 
 def _query(terrain: HeightMap, px, py, map_index):
@@ -156,19 +178,21 @@ def _fill_holes(h: torch.Tensor, hole: torch.Tensor, drop: float) -> torch.Tenso
     return torch.where(hole, (low - drop).expand_as(h), h)
 
 
-def support_forces(wheel_xy: torch.Tensor, com_xy: torch.Tensor, active: torch.Tensor,
-                   weight: float, tol: float | None = None):
+def support_forces(wheel_x: torch.Tensor, wheel_y: torch.Tensor, com_x: torch.Tensor,
+                   com_y: torch.Tensor, active: torch.Tensor, weight: float,
+                   tol: float | None = None):
     """Vertical wheel forces that hold the weight, for wheels that may carry load.
 
     Solves ``sum_j f_j = W``, ``sum_j f_j (x_j - c_x) = 0``, ``sum_j f_j (y_j - c_y) = 0`` with
     the minimum-norm ``f`` over the ``active`` wheels (for three wheels this is the lever rule; on
     a symmetric layout it is ``W / K``), releases wheels whose force comes out negative and solves
     again, as the paper does. This is also what the SVD pseudo-inverse of the paper's contact
-    matrix gives at rest.
+    matrix gives at rest. ``f = a_j (l0 + l1 dx_j + l2 dy_j)`` with ``(l0, l1, l2)`` from the 3x3
+    normal equations, solved in closed form (adjugate), elementwise over N.
 
     Args:
-        wheel_xy: ``(N, K, 2)`` horizontal contact positions, world frame [m].
-        com_xy: ``(N, 2)`` horizontal centre of mass [m].
+        wheel_x, wheel_y: ``(N, K)`` horizontal contact positions, world frame [m].
+        com_x, com_y: ``(N,)`` horizontal centre of mass [m].
         active: ``(N, K)`` bool, wheels allowed to carry load.
         weight: ``m g`` [N].
 
@@ -176,55 +200,74 @@ def support_forces(wheel_xy: torch.Tensor, com_xy: torch.Tensor, active: torch.T
         ``(forces (N, K) >= 0 [N], stable (N,) bool)``; stable means the solution balances the
         weight and moments with non-negative forces.
     """
-    N, K, _ = wheel_xy.shape
-    dtype = wheel_xy.dtype
+    dtype = wheel_x.dtype
+    K = wheel_x.shape[1]
     if tol is None:
         tol = 1e-6 if dtype == torch.float64 else 1e-3
-    d = wheel_xy - com_xy.unsqueeze(1)
-    rhs = torch.zeros(N, 3, 1, dtype=dtype, device=wheel_xy.device)
-    rhs[:, 0, 0] = weight
-    eye = torch.eye(3, dtype=dtype, device=wheel_xy.device)
-    scale = d.abs().amax(dim=(1, 2)).clamp_min(1e-3).view(N, 1)
+    ridge = 1e-12 if dtype == torch.float64 else 1e-6
+    dx = wheel_x - com_x.unsqueeze(1)
+    dy = wheel_y - com_y.unsqueeze(1)
+    scale = torch.maximum(dx.abs().amax(1), dy.abs().amax(1)).clamp_min(1e-3).unsqueeze(1)
+    ux, uy = dx / scale, dy / scale  # unit-free lever arms, for conditioning
     for _ in range(max(1, K - 2)):
         a = active.to(dtype)
-        # rows scaled to comparable magnitude for conditioning
-        W = torch.stack((a, d[..., 0] * a / scale, d[..., 1] * a / scale), dim=1)  # (N, 3, K)
-        G = W @ W.transpose(1, 2) + 1e-12 * eye
-        lam = torch.linalg.solve(G, rhs)
-        f = (W.transpose(1, 2) @ lam).squeeze(-1)
-        negative = active & (f < -tol * weight)
-        active = active & ~negative
-    a = active.to(dtype)
-    f = f.clamp_min(0.0) * a
+        ax, ay = a * ux, a * uy
+        s0, s1, s2 = a.sum(1), ax.sum(1), ay.sum(1)
+        s11, s12, s22 = (ax * ux).sum(1), (ax * uy).sum(1), (ay * uy).sum(1)
+        reg = ridge * (s0 + s11 + s22).clamp_min(1.0)  # keeps G invertible with < 3 wheels
+        s0, s11, s22 = s0 + reg, s11 + reg, s22 + reg
+        # first column of adj(G), G = [[s0, s1, s2], [s1, s11, s12], [s2, s12, s22]]
+        c0 = s11 * s22 - s12 * s12
+        c1 = s2 * s12 - s1 * s22
+        c2 = s1 * s12 - s2 * s11
+        k = weight / (s0 * c0 + s1 * c1 + s2 * c2)
+        f = a * (c0 * k).unsqueeze(1) + ax * (c1 * k).unsqueeze(1) + ay * (c2 * k).unsqueeze(1)
+        active = active & ~(f < -tol * weight)
+    f = f.clamp_min(0.0) * active.to(dtype)
     res_f = (f.sum(1) - weight).abs()
-    res_m = (f.unsqueeze(-1) * d).sum(1).abs().amax(-1)
-    stable = (res_f <= tol * weight) & (res_m <= tol * weight * scale.squeeze(1))
+    res_m = torch.maximum((f * ux).sum(1).abs(), (f * uy).sum(1).abs())
+    stable = (res_f <= tol * weight) & (res_m <= tol * weight)
     return f, stable
 
 
-def _finish(vehicle: Vehicle, R, t, ground_h, wheel_hole, wheel_off, hubs_w, d_eps, gravity,
-            converged, iterations, gap=None, forces=None, stable=None) -> GroundContact:
-    """Assemble the result; computes gaps, contacts and forces unless given."""
-    r = vehicle.wheel_radius
+def _offsets(R: torch.Tensor, wheels: torch.Tensor):
+    """World-frame offsets ``R @ p_j`` of body points with z = 0: three ``(N, K)`` tensors."""
+    px, py = wheels[:, 0], wheels[:, 1]
+    return tuple(R[:, i, 0:1] * px + R[:, i, 1:2] * py for i in range(3))
+
+
+def _rotate(R: torch.Tensor, v) -> tuple:
+    """``R @ v`` for one constant body vector ``v`` (3 floats): three ``(N,)`` tensors."""
+    return tuple(R[:, i, 0] * v[0] + R[:, i, 1] * v[1] + R[:, i, 2] * v[2] for i in range(3))
+
+
+def _finish(vehicle: Vehicle, ypr, R, t, offs, ground_h, wheel_hole, wheel_off, d_eps,
+            gravity, converged, iterations, gap=None, forces=None, stable=None
+            ) -> GroundContact:
+    """Assemble the result; computes gaps, contacts and forces unless given.
+
+    ``offs``: the hubs' world offsets from the rear-axle origin, three ``(N, K)`` tensors.
+    """
+    ox, oy, oz = offs
+    hx = t[:, 0:1] + ox
+    hy = t[:, 1:2] + oy
+    hz = t[:, 2:3] + oz
     if gap is None:
-        gap = hubs_w[..., 2] - r - ground_h
+        gap = hz - vehicle.wheel_radius - ground_h
     contact = (gap <= d_eps) & ~wheel_hole
     if forces is None:
-        com_w = t + (R @ torch.as_tensor(vehicle.com, dtype=R.dtype, device=R.device))
-        forces, stable = support_forces(hubs_w[..., :2], com_w[:, :2], contact,
+        cx, cy, _ = _rotate(R, vehicle.com)
+        forces, stable = support_forces(hx, hy, t[:, 0] + cx, t[:, 1] + cy, contact,
                                         vehicle.mass * gravity)
-    T = make_transform(R, t)
-    T_base_rear = torch.as_tensor(vehicle.rear_axle_pose, dtype=R.dtype, device=R.device)
-    T_rear_base = torch.linalg.inv(T_base_rear)
-    Tb = T @ T_rear_base
-    Rb = Tb[:, :3, :3]
+    T_br = torch.tensor(vehicle.rear_axle_pose, dtype=R.dtype, device=R.device)
+    bx, by, bz = _rotate(R, vehicle.base_offset)
+    base = torch.stack((t[:, 0] + bx, t[:, 1] + by, t[:, 2] + bz), 1)
     return GroundContact(
-        position=t, rotation=R, ypr=ypr_from_matrix(R), transform=T,
-        base_position=Tb[:, :3, 3], base_rotation=Rb, base_transform=Tb,
-        wheel_position=hubs_w, ground_height=ground_h, gap=gap, contact=contact,
-        normal_force=forces, stable=stable, wheel_hole=wheel_hole, wheel_off_map=wheel_off,
-        hole=wheel_hole.any(1), off_map=wheel_off.any(1), converged=converged,
-        iterations=iterations)
+        position=t, rotation=R, ypr=ypr, base_position=base,
+        wheel_position=torch.stack((hx, hy, hz), -1), ground_height=ground_h, gap=gap,
+        contact=contact, normal_force=forces, stable=stable, wheel_hole=wheel_hole,
+        wheel_off_map=wheel_off, hole=wheel_hole.any(1), off_map=wheel_off.any(1),
+        converged=converged, iterations=iterations, rear_axle_pose=T_br)
 
 
 # ----------------------------------------------------------------------------- four wheel
@@ -248,7 +291,7 @@ def four_wheel(vehicle: Vehicle, terrain: HeightMap, x, y, yaw, map_index=None, 
     the lowest height among the other wheels (flagged in ``wheel_hole``/``hole``).
     """
     x, y, yaw, mi = _inputs(terrain, x, y, yaw, map_index)
-    rect = _body_const(vehicle, x, "rectangle")  # (4, 3)
+    rect = _body_const(vehicle, x, "rectangle")  # (4, 2)
     c, s = torch.cos(yaw).unsqueeze(1), torch.sin(yaw).unsqueeze(1)
     px = x.unsqueeze(1) + c * rect[:, 0] - s * rect[:, 1]
     py = y.unsqueeze(1) + s * rect[:, 0] + c * rect[:, 1]
@@ -262,17 +305,17 @@ def four_wheel(vehicle: Vehicle, terrain: HeightMap, x, y, yaw, map_index=None, 
     R = rot_zyx(yaw, pitch, roll)
     t = torch.stack((x, y, z_rear + vehicle.wheel_radius), dim=1)
     wheels = _body_const(vehicle, x)
-    if vehicle.wheel_positions == tuple(map(tuple, vehicle.rectangle()[:, :2].tolist())):
-        wh, whole, woff, wx, wy = h, hole, off, px, py
+    if vehicle.is_rectangle:
+        wh, whole, woff = h, hole, off
     else:  # other layouts: their own planar positions, projected down
         wx = x.unsqueeze(1) + c * wheels[:, 0] - s * wheels[:, 1]
         wy = y.unsqueeze(1) + s * wheels[:, 0] + c * wheels[:, 1]
         wh, whole, woff = _query(terrain, wx, wy, mi)
         wh = _fill_holes(wh, whole, 0.0)
-    hubs_w = t.unsqueeze(1) + wheels @ R.transpose(1, 2)
     ones = torch.ones_like(x, dtype=torch.bool)
     iters = torch.ones_like(x, dtype=torch.int32)
-    return _finish(vehicle, R, t, wh, whole, woff, hubs_w, d_eps, gravity, ones, iters)
+    return _finish(vehicle, torch.stack((yaw, pitch, roll), 1), R, t, _offsets(R, wheels), wh,
+                   whole, woff, d_eps, gravity, ones, iters)
 
 
 # ----------------------------------------------------------------------------- rigid contact
@@ -378,13 +421,52 @@ def rigid_contact(vehicle: Vehicle, terrain: HeightMap, x, y, yaw, map_index=Non
 
 
 def _hub_query(vehicle, terrain, x, y, R, wheels, mi):
-    """Hub horizontal positions for attitude R and the terrain heights under them."""
-    off_b = wheels @ R.transpose(1, 2)  # (N, K, 3) hub offsets from the origin, world frame
-    hx = x.unsqueeze(1) + off_b[..., 0]
-    hy = y.unsqueeze(1) + off_b[..., 1]
+    """Hub world offsets for attitude R, and the terrain heights under the hubs."""
+    offs = _offsets(R, wheels)
+    hx = x.unsqueeze(1) + offs[0]
+    hy = y.unsqueeze(1) + offs[1]
     h, hole, off = _query(terrain, hx, hy, mi)
     drop = 10.0 * (vehicle.wheel_base + vehicle.track_width) + 10.0
-    return off_b, hx, hy, _fill_holes(h, hole, drop), hole, off
+    return offs, hx, hy, _fill_holes(h, hole, drop), hole, off
+
+
+def _quad_plane(hx, hy, Z, cx, cy):
+    """:func:`_support_plane` for the four rectangle wheels FL, FR, RL, RR, in closed form.
+
+    The hubs of a tilted rectangle project to a parallelogram whose diagonals bisect each other,
+    so the upper hull splits along the diagonal with the higher midpoint: FL-RR if
+    ``Z_FL + Z_RR >= Z_FR + Z_RL``, else FR-RL. The facet is the one on the centre of mass's side.
+    """
+    d03 = (Z[:, 0] + Z[:, 3]) >= (Z[:, 1] + Z[:, 2])
+    # diagonal endpoints (a, b) and the two off-diagonal corners (c1, c2)
+    ia = torch.where(d03, 0, 1)
+    ib = torch.where(d03, 3, 2)
+    ic1 = torch.where(d03, 1, 0)
+    ic2 = torch.where(d03, 2, 3)
+
+    def pick(v, i):
+        return v.gather(1, i.unsqueeze(1)).squeeze(1)
+
+    ax, ay, az = pick(hx, ia), pick(hy, ia), pick(Z, ia)
+    bx, by, bz = pick(hx, ib) - ax, pick(hy, ib) - ay, pick(Z, ib) - az
+    side_c = bx * (cy - ay) - by * (cx - ax)
+    c1x, c1y = pick(hx, ic1) - ax, pick(hy, ic1) - ay
+    side_1 = bx * c1y - by * c1x
+    ic = torch.where((side_c >= 0) == (side_1 >= 0), ic1, ic2)
+    ex, ey, ez = pick(hx, ic) - ax, pick(hy, ic) - ay, pick(Z, ic) - az
+    n = torch.stack((by * ez - bz * ey, bz * ex - bx * ez, bx * ey - by * ex), 1)
+    n = n * torch.where(n[:, 2:3] < 0, -1.0, 1.0).to(n.dtype)
+    n = n / torch.linalg.vector_norm(n, dim=1, keepdim=True)
+    # the CoM inside the quadrilateral (else no facet holds it: it tips)
+    order = (0, 1, 3, 2)  # FL, FR, RR, RL around the parallelogram
+    signs = []
+    for k in range(4):
+        i, j = order[k], order[(k + 1) % 4]
+        ex_, ey_ = hx[:, j] - hx[:, i], hy[:, j] - hy[:, i]
+        signs.append(ex_ * (cy - hy[:, i]) - ey_ * (cx - hx[:, i]))
+    s = torch.stack(signs, 1)
+    inside = (s >= 0).all(1) | (s <= 0).all(1)
+    return n, torch.stack((ax, ay, az), 1), inside
 
 
 def _rigid_plane(vehicle, terrain, x, y, yaw, mi, d_eps, gravity, max_iter, tol):
@@ -393,35 +475,39 @@ def _rigid_plane(vehicle, terrain, x, y, yaw, mi, d_eps, gravity, max_iter, tol)
         tol = 1e-9 if dtype == torch.float64 else 1e-5
     geo_tol = 1e-9 if dtype == torch.float64 else 1e-5
     wheels = _body_const(vehicle, x)
-    com_b = torch.as_tensor(vehicle.com, dtype=dtype, device=x.device)
+    com_b = vehicle.com
     r = vehicle.wheel_radius
-    triples = _triples(vehicle.num_wheels, x.device)
-    N = x.shape[0]
+    quad = vehicle.is_rectangle
+    triples = None if quad else _triples(vehicle.num_wheels, x.device)
+
+    def plane(roll, pitch):
+        R = rot_zyx(yaw, pitch, roll)
+        offs, hx, hy, h, hole, off = _hub_query(vehicle, terrain, x, y, R, wheels, mi)
+        cx, cy, _ = _rotate(R, com_b)
+        if quad:
+            n, p, found = _quad_plane(hx, hy, h + r, x + cx, y + cy)
+        else:
+            n, p, found = _support_plane(torch.stack((hx, hy), -1), h + r,
+                                         torch.stack((x + cx, y + cy), 1), triples, geo_tol)
+        return R, offs, h, hole, off, n, p, found
+
     roll = torch.zeros_like(x)
     pitch = torch.zeros_like(x)
     change = torch.full_like(x, math.inf)
-    iters = torch.zeros(N, dtype=torch.int32, device=x.device)
-    found = torch.ones(N, dtype=torch.bool, device=x.device)
+    iters = torch.ones_like(x, dtype=torch.int32)
     for _ in range(max(1, max_iter)):
-        R = rot_zyx(yaw, pitch, roll)
-        off_b, hx, hy, h, hole, off = _hub_query(vehicle, terrain, x, y, R, wheels, mi)
-        com_xy = torch.stack((x, y), 1) + (R @ com_b)[:, :2]
-        n, p, found = _support_plane(torch.stack((hx, hy), -1), h + r, com_xy, triples, geo_tol)
+        *_, n, p, found = plane(roll, pitch)
         new_roll, new_pitch = _attitude_from_normal(n, yaw)
         change = torch.maximum((new_roll - roll).abs(), (new_pitch - pitch).abs())
         iters = iters + (change > tol).to(torch.int32)
         roll, pitch = new_roll, new_pitch
-    R = rot_zyx(yaw, pitch, roll)
-    off_b, hx, hy, h, hole, off = _hub_query(vehicle, terrain, x, y, R, wheels, mi)
-    com_xy = torch.stack((x, y), 1) + (R @ com_b)[:, :2]
-    n, p, found = _support_plane(torch.stack((hx, hy), -1), h + r, com_xy, triples, geo_tol)
+    R, offs, h, hole, off, n, p, found = plane(roll, pitch)
     # origin height: the hub plane through the facet, at the origin's (x, y)
     z0 = p[:, 2] - (n[:, 0] * (x - p[:, 0]) + n[:, 1] * (y - p[:, 1])) / n[:, 2]
     t = torch.stack((x, y, z0), 1)
-    hubs_w = t.unsqueeze(1) + off_b
     converged = (change <= tol) & found
-    return _finish(vehicle, R, t, h, hole, off, hubs_w, d_eps, gravity, converged,
-                   iters + 1)
+    return _finish(vehicle, torch.stack((yaw, pitch, roll), 1), R, t, offs, h, hole, off,
+                   d_eps, gravity, converged, iters)
 
 
 def _rigid_drop(vehicle, terrain, x, y, yaw, mi, d_eps, gravity, max_iter, dt, tol):
@@ -432,7 +518,7 @@ def _rigid_drop(vehicle, terrain, x, y, yaw, mi, d_eps, gravity, max_iter, dt, t
         tol = 1e-7 if dtype == torch.float64 else 1e-4
     rtol = 1e-10 if dtype == torch.float64 else 1e-5  # SVD: sigma < rtol * sigma_max -> 0
     wheels = _body_const(vehicle, x)
-    com_b = torch.as_tensor(vehicle.com, dtype=dtype, device=dev)
+    com_b = vehicle.com
     r = vehicle.wheel_radius
     m, g = vehicle.mass, gravity
     N, K = x.shape[0], vehicle.num_wheels
@@ -451,7 +537,7 @@ def _rigid_drop(vehicle, terrain, x, y, yaw, mi, d_eps, gravity, max_iter, dt, t
     for i in range(max_iter):
         R = rot_zyx(yaw, pitch, roll)
         off_b, hx, hy, h, hole, off = _hub_query(vehicle, terrain, x, y, R, wheels, mi)
-        d = z.unsqueeze(1) + off_b[..., 2] - r - h  # (N, K) gaps
+        d = z.unsqueeze(1) + off_b[2] - r - h  # (N, K) gaps
         Wf, WgG = _wrenches(roll, pitch, wheels, com_b, m * g)
         A = dt * dt * Wf.transpose(1, 2) @ (Minv.view(1, 3, 1) * Wf)  # (N, K, K)
         b = d + dt * (Wf.transpose(1, 2) @ v.unsqueeze(-1)).squeeze(-1) \
@@ -475,8 +561,7 @@ def _rigid_drop(vehicle, terrain, x, y, yaw, mi, d_eps, gravity, max_iter, dt, t
     R = rot_zyx(yaw, pitch, roll)
     off_b, hx, hy, h, hole, off = _hub_query(vehicle, terrain, x, y, R, wheels, mi)
     t = torch.stack((x, y, z), 1)
-    hubs_w = t.unsqueeze(1) + off_b
-    gap = hubs_w[..., 2] - r - h
+    gap = z.unsqueeze(1) + off_b[2] - r - h
     # The paper's forces at rest: v = 0 and d = 0 for the wheels within d_eps, solved by the
     # SVD pseudo-inverse with negative forces released.
     contact = (gap <= d_eps) & ~hole
@@ -484,14 +569,14 @@ def _rigid_drop(vehicle, terrain, x, y, yaw, mi, d_eps, gravity, max_iter, dt, t
     A = dt * dt * Wf.transpose(1, 2) @ (Minv.view(1, 3, 1) * Wf)
     b = dt * dt * (Wf.transpose(1, 2) @ (Minv * WgG).unsqueeze(-1)).squeeze(-1)
     f = _svd_forces(A, b, contact, rtol)
-    com_w = t + R @ com_b
-    dxy = hubs_w[..., :2] - com_w[:, None, :2]
+    cx, cy, _ = _rotate(R, vehicle.com)
+    dx, dy = off_b[0] - cx.unsqueeze(1), off_b[1] - cy.unsqueeze(1)
     res_f = (f.sum(1) - m * g).abs()
-    res_m = (f.unsqueeze(-1) * dxy).sum(1).abs().amax(-1)
-    scale = dxy.abs().amax(dim=(1, 2)).clamp_min(1e-3)
+    res_m = torch.maximum((f * dx).sum(1).abs(), (f * dy).sum(1).abs())
+    scale = torch.maximum(dx.abs().amax(1), dy.abs().amax(1)).clamp_min(1e-3)
     stable = (res_f <= 1e-6 * m * g) & (res_m <= 1e-6 * m * g * scale)
-    return _finish(vehicle, R, t, h, hole, off, hubs_w, d_eps, gravity, done, iters, gap=gap,
-                   forces=f, stable=stable)
+    return _finish(vehicle, torch.stack((yaw, pitch, roll), 1), R, t, off_b, h, hole, off, d_eps,
+                   gravity, done, iters, gap=gap, forces=f, stable=stable)
 
 
 def _wrenches(roll, pitch, wheels, com_b, weight):

@@ -17,10 +17,11 @@ def rot_zyx(yaw: torch.Tensor, pitch: torch.Tensor, roll: torch.Tensor) -> torch
     cy, sy = torch.cos(yaw), torch.sin(yaw)
     cp, sp = torch.cos(pitch), torch.sin(pitch)
     cr, sr = torch.cos(roll), torch.sin(roll)
-    row0 = torch.stack((cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr), dim=-1)
-    row1 = torch.stack((sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr), dim=-1)
-    row2 = torch.stack((-sp, cp * sr, cp * cr), dim=-1)
-    return torch.stack((row0, row1, row2), dim=-2)
+    spsr, spcr = sp * sr, sp * cr
+    m = torch.stack((cy * cp, cy * spsr - sy * cr, cy * spcr + sy * sr,
+                     sy * cp, sy * spsr + cy * cr, sy * spcr - cy * sr,
+                     -sp, cp * sr, cp * cr), dim=-1)
+    return m.view(*m.shape[:-1], 3, 3)
 
 
 def ypr_from_matrix(R: torch.Tensor) -> torch.Tensor:

@@ -127,6 +127,19 @@ class Vehicle:
         """Area of the wheels' support polygon [m^2]."""
         return _convex_hull_area(np.asarray(self.wheel_positions))
 
+    @property
+    def is_rectangle(self) -> bool:
+        """The wheels are the four rectangle corners FL, FR, RL, RR (the default layout)."""
+        L, T = self.wheel_base, self.track_width
+        return self.wheel_positions == ((L, T / 2), (L, -T / 2), (0.0, T / 2), (0.0, -T / 2))
+
+    @property
+    def base_offset(self) -> tuple[float, float, float]:
+        """base_link origin in the rear-axle frame [m]: the translation of
+        ``inv(rear_axle_pose)``, ``-R^T t``."""
+        T = self.rear_axle_pose
+        return tuple(-sum(T[r][c] * T[r][3] for r in range(3)) for c in range(3))
+
     def wheel_array(self) -> np.ndarray:
         """``(K, 3)`` hub centres in the rear-axle frame [m] (z = 0)."""
         wp = np.asarray(self.wheel_positions, dtype=np.float64)

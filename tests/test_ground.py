@@ -373,12 +373,33 @@ def test_float32_default_and_unknown_method():
 def test_support_forces_release_a_wheel_that_would_pull():
     # four wheels on a unit square, CoM at (0.9, 0.5): a min-norm solution would pull on the
     # far wheels; releasing gives two-wheel support only if it balances.
-    xy = torch.tensor([[[1.0, 1.0], [1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]], dtype=F64)
-    f, stable = support_forces(xy, torch.tensor([[0.9, 0.5]], dtype=F64),
-                               torch.ones(1, 4, dtype=torch.bool), 100.0)
+    wx = torch.tensor([[1.0, 1.0, 0.0, 0.0]], dtype=F64)
+    wy = torch.tensor([[1.0, 0.0, 1.0, 0.0]], dtype=F64)
+    one = torch.ones(1, 4, dtype=torch.bool)
+    f, stable = support_forces(wx, wy, torch.tensor([0.9], dtype=F64),
+                               torch.tensor([0.5], dtype=F64), one, 100.0)
     assert (f >= 0).all() and stable.all()
     torch.testing.assert_close(f.sum(), torch.tensor(100.0, dtype=F64))
     # CoM outside the support polygon: no non-negative solution
-    _, unstable = support_forces(xy, torch.tensor([[1.5, 0.5]], dtype=F64),
-                                 torch.ones(1, 4, dtype=torch.bool), 100.0)
+    _, unstable = support_forces(wx, wy, torch.tensor([1.5], dtype=F64),
+                                 torch.tensor([0.5], dtype=F64), one, 100.0)
     assert not unstable.any()
+
+
+def test_closed_form_quad_path_equals_the_general_hull_search():
+    v = husky()
+    # the same wheels in another order: not the FL, FR, RL, RR rectangle, so the general path
+    shuffled = Vehicle(wheel_base=v.wheel_base, track_width=v.track_width,
+                       wheel_radius=v.wheel_radius,
+                       wheel_positions=[v.wheel_positions[i] for i in (3, 1, 0, 2)],
+                       mass=v.mass, com=v.com, inertia_roll=v.inertia_roll,
+                       inertia_pitch=v.inertia_pitch, rear_axle_pose=v.rear_axle_pose)
+    hm = rough_map(4)
+    rng = np.random.default_rng(5)
+    x, y = (torch.tensor(rng.uniform(-10, 10, 64)) for _ in range(2))
+    yaw = torch.tensor(rng.uniform(-np.pi, np.pi, 64))
+    a = rigid_contact(v, hm, x, y, yaw)
+    b = rigid_contact(shuffled, hm, x, y, yaw)
+    torch.testing.assert_close(a.position, b.position)
+    torch.testing.assert_close(a.ypr, b.ypr)
+    torch.testing.assert_close(a.normal_force[:, [3, 1, 0, 2]], b.normal_force)
