@@ -389,8 +389,8 @@ def _support_plane(Pxy: torch.Tensor, Z: torch.Tensor, com_xy: torch.Tensor, tri
 
 def rigid_contact(vehicle: Vehicle, terrain: HeightMap, x, y, yaw, map_index=None, *,
                   method: str = "plane", d_eps: float = 0.01, gravity: float = GRAVITY,
-                  max_iter: int | None = None, dt: float = 0.02, tol: float | None = None
-                  ) -> GroundContact:
+                  max_iter: int | None = None, dt: float = 0.02, tol: float | None = None,
+                  init_roll=None, init_pitch=None) -> GroundContact:
     """Rigid K-wheel vehicle dropped at fixed ``(x, y, yaw)`` to static equilibrium.
 
     The free coordinates are ``q = (z, roll, pitch)`` of the rear-axle frame; its ``x, y`` stay
@@ -400,10 +400,15 @@ def rigid_contact(vehicle: Vehicle, terrain: HeightMap, x, y, yaw, map_index=Non
     Args:
         method: ``"plane"`` -- the supporting plane of the contact points under the centre of
             mass, iterated to a fixed point over the sideways shift of the wheels as the body
-            tilts (``max_iter`` default 8); ``"drop"`` -- the paper's drop integration with
+            tilts (``max_iter`` default 6 in float32, 10 in float64: on rough terrain 99.99 % of
+            random cold-started poses converge in float32 in 6); ``"drop"`` -- the paper's drop integration with
             ``M q'' = W_f f + W_g G`` and ``f = -A^# b`` (``max_iter`` default 3000, time step
             ``dt`` [s]).
         tol: convergence tolerance (plane: attitude change [rad]; drop: velocity [m/s, rad/s]).
+        init_roll, init_pitch: ``(N,)`` start attitude of the plane iteration [rad] (default
+            level). A simulator passes the previous step's attitude: fewer iterations, and where
+            two rests exist (the wobbly table) the vehicle stays on the side it was on instead
+            of flipping between them as rounding changes.
 
     Returns:
         :class:`GroundContact`; ``converged`` and ``iterations`` report each environment.
@@ -415,7 +420,8 @@ def rigid_contact(vehicle: Vehicle, terrain: HeightMap, x, y, yaw, map_index=Non
     x, y, yaw, mi = _inputs(terrain, x, y, yaw, map_index)
     if method == "plane":
         return _rigid_plane(vehicle, terrain, x, y, yaw, mi, d_eps, gravity,
-                            8 if max_iter is None else max_iter, tol)
+                            (6 if x.dtype == torch.float32 else 10) if max_iter is None
+                            else max_iter, tol, init_roll, init_pitch)
     return _rigid_drop(vehicle, terrain, x, y, yaw, mi, d_eps, gravity,
                        3000 if max_iter is None else max_iter, dt, tol)
 
@@ -469,7 +475,8 @@ def _quad_plane(hx, hy, Z, cx, cy):
     return n, torch.stack((ax, ay, az), 1), inside
 
 
-def _rigid_plane(vehicle, terrain, x, y, yaw, mi, d_eps, gravity, max_iter, tol):
+def _rigid_plane(vehicle, terrain, x, y, yaw, mi, d_eps, gravity, max_iter, tol, init_roll=None,
+                 init_pitch=None):
     dtype = x.dtype
     if tol is None:
         tol = 1e-9 if dtype == torch.float64 else 1e-5
@@ -491,8 +498,9 @@ def _rigid_plane(vehicle, terrain, x, y, yaw, mi, d_eps, gravity, max_iter, tol)
                                          torch.stack((x + cx, y + cy), 1), triples, geo_tol)
         return R, offs, h, hole, off, n, p, found
 
-    roll = torch.zeros_like(x)
-    pitch = torch.zeros_like(x)
+    roll = torch.zeros_like(x) if init_roll is None else torch.as_tensor(init_roll).to(x)
+    pitch = torch.zeros_like(x) if init_pitch is None else torch.as_tensor(init_pitch).to(x)
+    roll, pitch = roll.expand_as(x), pitch.expand_as(x)
     change = torch.full_like(x, math.inf)
     iters = torch.ones_like(x, dtype=torch.int32)
     for _ in range(max(1, max_iter)):

@@ -403,3 +403,24 @@ def test_closed_form_quad_path_equals_the_general_hull_search():
     torch.testing.assert_close(a.position, b.position)
     torch.testing.assert_close(a.ypr, b.ypr)
     torch.testing.assert_close(a.normal_force[:, [3, 1, 0, 2]], b.normal_force)
+
+
+def test_warm_start_converges_fast_and_keeps_the_rest():
+    v = husky()
+    hm = rough_map(6)
+    rng = np.random.default_rng(7)
+    x, y = (torch.tensor(rng.uniform(-10, 10, 256)) for _ in range(2))
+    yaw = torch.tensor(rng.uniform(-np.pi, np.pi, 256))
+    cold = rigid_contact(v, hm, x, y, yaw)
+    assert cold.converged.float().mean() > 0.99
+    # a small move from the previous rest, warm-started there, needs fewer iterations and lands
+    # where the cold start lands (same rest) for unique rests
+    warm = rigid_contact(v, hm, x + 0.01, y, yaw, init_roll=cold.roll, init_pitch=cold.pitch)
+    ref = rigid_contact(v, hm, x + 0.01, y, yaw, max_iter=20)
+    assert warm.converged.float().mean() > 0.99
+    assert warm.iterations.float().mean() < 0.8 * cold.iterations.float().mean()
+    same_side = (warm.normal_force > 0).eq(cold.normal_force > 0).all(1)
+    assert same_side.float().mean() > 0.95  # the warm start stays on its side of a wobble
+    unique = ((ref.normal_force == 0) | (ref.normal_force > 0.05 * v.mass * G)).all(1)
+    ok = unique & warm.converged & same_side
+    torch.testing.assert_close(warm.ypr[ok], ref.ypr[ok], atol=1e-6, rtol=0)
