@@ -1,15 +1,39 @@
 """offroad-env: Gymnasium environments for wheeled robots on height-map terrain.
 
-The physics is one batched torch core (first dimension = environment index). This release holds
-the vehicle description (:mod:`offroad_env.vehicle`), ground following
-(:mod:`offroad_env.ground`) and the command line (:mod:`offroad_env.cli`) on top of the
-:mod:`terrain` package; dynamics and the environments build on them.
+The physics is one batched torch core (first dimension = environment index): vehicles
+(:mod:`offroad_env.vehicle`), ground following (:mod:`offroad_env.ground`), dynamics
+(:mod:`offroad_env.dynamics`), the simulator (:mod:`offroad_env.sim`) and the Gymnasium classes
+(:class:`OffroadVectorEnv`, :class:`OffroadEnv`) on top of the :mod:`terrain` package.
+
+Importing the package registers the environments::
+
+    import gymnasium as gym
+    import offroad_env  # noqa: F401
+    env = gym.make("offroad_env/OffroadNav-v0")
+    venv = gym.make_vec("offroad_env/OffroadNav-v0", num_envs=4096,
+                        vectorization_mode="vector_entry_point")
 """
 
+import gymnasium as gym
+
+from .config import make_config
+from .env import OffroadEnv
 from .ground import GroundContact, four_wheel, place, rigid_contact
+from .sim import SimConfig, Simulator
+from .vector_env import OffroadVectorEnv
 from .vehicle import Vehicle, eight_wheel_rover, husky, preset, six_wheel_rover
 
 __version__ = "0.1.0"
 
 __all__ = ["Vehicle", "husky", "six_wheel_rover", "eight_wheel_rover", "preset",
-           "GroundContact", "four_wheel", "rigid_contact", "place"]
+           "GroundContact", "four_wheel", "rigid_contact", "place", "SimConfig", "Simulator",
+           "make_config", "OffroadEnv", "OffroadVectorEnv", "ENV_IDS"]
+
+#: registered ids and their task
+ENV_IDS = {"offroad_env/OffroadNav-v0": "nav", "offroad_env/OffroadVelocity-v0": "velocity"}
+
+for _id, _task in ENV_IDS.items():
+    if _id not in gym.registry:
+        gym.register(id=_id, entry_point="offroad_env.env:OffroadEnv",
+                     vector_entry_point="offroad_env.vector_env:OffroadVectorEnv",
+                     max_episode_steps=500, kwargs={"task": _task})

@@ -1,0 +1,89 @@
+"""``OffroadEnv``: the single :class:`gymnasium.Env`, an N = 1 view of the batched simulator.
+
+Same physics, observations, rewards and terminations as
+:class:`~offroad_env.vector_env.OffroadVectorEnv` (see its spec sheet), with numpy float32
+observations, a Python float reward and Python bool flags. ``reset(seed=s)`` equals sub-env i of
+a vector env reset with seed ``s - i``. The time limit comes from ``gymnasium.make`` (the
+registered ``max_episode_steps``) or ``max_episode_steps`` here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+import gymnasium as gym
+from gymnasium import spaces
+
+from . import rng as rngmod
+from .config import make_config
+from .render import Renderer
+from .sim import SimConfig, Simulator
+from .tasks import REASONS
+
+__all__ = ["OffroadEnv"]
+
+
+class OffroadEnv(gym.Env):
+    """One off-road vehicle. Args as :class:`OffroadVectorEnv` without ``num_envs``."""
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 20}
+
+    def __init__(self, task: str = "nav", config: SimConfig | None = None,
+                 render_mode: str | None = None, max_episode_steps: int | None = None,
+                 **overrides):
+        cfg = make_config(task, config, **overrides)
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        self.sim = Simulator(cfg, 1, device="cpu", dtype=torch.float32)
+        self.render_mode = render_mode
+        self.max_episode_steps = max_episode_steps
+        lo, hi = self.sim.obs_bounds()
+        self.observation_space = spaces.Box(lo, hi, dtype=np.float32)
+        self.action_space = spaces.Box(-1.0, 1.0, (self.sim.action_dim,), np.float32)
+        self._seeded = False
+        self._renderer = Renderer(self.sim) if render_mode else None
+        self._all = torch.ones(1, dtype=torch.bool)
+
+    @property
+    def config(self) -> SimConfig:
+        return self.sim.cfg
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        if seed is not None:
+            self.sim.set_keys(rngmod.keys_from_seeds([int(seed)]), self._all)
+            self._seeded = True
+        elif not self._seeded:
+            self.sim.set_keys(rngmod.random_keys(self.np_random, 1), self._all)
+            self._seeded = True
+        obs = self.sim.reset(self._all)
+        if self._renderer is not None:
+            self._renderer.clear()
+            self._renderer.record(0)
+        return obs[0].numpy().copy(), {}
+
+    def step(self, action):
+        a = np.asarray(action, dtype=np.float32)
+        if a.shape != self.action_space.shape:
+            raise ValueError(f"action must have shape {self.action_space.shape}, got {a.shape}")
+        obs, reward, terminated, info = self.sim.step(torch.from_numpy(a.reshape(1, -1)))
+        term = bool(terminated[0])
+        truncated = (self.max_episode_steps is not None
+                     and int(self.sim.steps[0]) >= self.max_episode_steps)
+        reason = int(info["end_reason"][0])
+        if truncated and not term:
+            reason = 5
+        out = {k: float(v[0]) for k, v in info.items() if k.startswith("reward/")}
+        out["end_reason"] = REASONS[reason]
+        out["bad_action"] = bool(info["bad_action"][0])
+        if self._renderer is not None:
+            self._renderer.record(0)
+        return obs[0].numpy().copy(), float(reward[0]), term, bool(truncated), out
+
+    def render(self):
+        if self.render_mode is None:
+            return None
+        return self._renderer.frame(0)
+
+    def close(self):
+        pass

@@ -1,0 +1,230 @@
+"""``OffroadVectorEnv``: a native torch :class:`gymnasium.vector.VectorEnv` over one batched
+:class:`~offroad_env.sim.Simulator`.
+
+Spec sheet
+----------
+* Observations ``(N, D)`` float32 tensors on the env's device; the layout comes from
+  ``config.obs_terms`` (see ``env.sim.obs_layout``). Default terms (nav task):
+
+  ==============  ===  ==========================================  ===================
+  term            dim  meaning (frame, unit)                       bounds
+  ==============  ===  ==========================================  ===================
+  z_rel           1    base_link height above the ground [m]       [-2, 2]
+  roll_pitch      2    roll, pitch [rad]                           [-pi/2, pi/2]
+  yaw_sincos      2    sin, cos of yaw                             [-1, 1]
+  body_velocity   3    forward, left speed [m/s]; yaw rate [rad/s]  2x the maxima
+  imu             6    specific force [m/s^2], rate [rad/s], body  +-10 g, +-20 rad/s
+  goal            2    goal in the yaw-aligned body frame [m]      +-map diagonal
+  prev_action     2    the previous (clipped) action               [-1, 1]
+  ==============  ===  ==========================================  ===================
+
+  The velocity task has ``command`` (speed [m/s], yaw rate [rad/s]) instead of ``goal``; a
+  ``height_scan`` term is added with ``config.height_scan``.
+* Actions ``(N, 2)`` in [-1, 1] (clipped): unicycle ``(v, omega)`` scaled by ``max_speed`` and
+  ``max_yaw_rate``; Ackermann ``(v, steering rate)``; skid-steer ``(left, right)`` wheel speed
+  targets scaled by ``max_speed / wheel_radius``. NaN/inf raise ValueError naming the envs (or,
+  with ``nan_action="zero"``, are zeroed and flagged in ``info["bad_action"]``).
+* Reward: weighted sum of the terms in :class:`~offroad_env.tasks.RewardWeights`, each reported
+  as ``info["reward/<term>"]``.
+* ``terminated``: tip-over (roll or pitch past the static-stability limits, or lost support with
+  rigid contact), off the map, a wheel over a hole, goal reached. ``truncated``: the time limit
+  (``max_episode_steps``). ``info["end_reason"]`` codes: see :data:`~offroad_env.tasks.REASONS`.
+* Autoreset: ``AutoresetMode.NEXT_STEP`` (default), ``SAME_STEP`` (``info["final_obs"]``,
+  ``info["final_info"]``) or ``DISABLED`` (reset finished envs with ``options={"reset_mask":
+  mask}``).
+* Seeding: ``reset(seed=s)`` gives sub-env i the stream of seed ``s + i``, the same as
+  ``OffroadEnv.reset(seed=s + i)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from . import rng as rngmod
+from .config import make_config
+from .render import Renderer
+from .sim import SimConfig, Simulator
+
+__all__ = ["OffroadVectorEnv"]
+
+
+def _masked(info: dict, mask: torch.Tensor) -> dict:
+    out = {}
+    for k, v in info.items():
+        out[k] = v
+        out[f"_{k}"] = mask
+    return out
+
+
+class OffroadVectorEnv(VectorEnv):
+    """N off-road vehicles as one batched torch environment. See the module docstring.
+
+    Args:
+        num_envs: N.
+        task: ``"nav"`` or ``"velocity"`` (see :func:`~offroad_env.config.make_config`).
+        config: a full :class:`SimConfig` (overrides ``task``'s defaults).
+        max_episode_steps: truncate episodes after this many steps (None: never).
+        autoreset_mode: an :class:`AutoresetMode` or its value.
+        device, dtype: where the tensors live.
+        render_mode: ``"rgb_array"`` or None.
+        **overrides: :class:`SimConfig` fields.
+    """
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 20,
+                "autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(self, num_envs: int = 1, task: str = "nav", config: SimConfig | None = None,
+                 max_episode_steps: int | None = None,
+                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+                 device="cpu", dtype=torch.float32, render_mode: str | None = None,
+                 **overrides):
+        cfg = make_config(task, config, **overrides)
+        if max_episode_steps is not None and (int(max_episode_steps) != max_episode_steps
+                                              or max_episode_steps < 1):
+            raise ValueError(f"max_episode_steps must be an int >= 1 or None, got "
+                             f"{max_episode_steps!r}")
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        self.sim = Simulator(cfg, num_envs, device=device, dtype=dtype)
+        self.num_envs = self.sim.n
+        self.device = self.sim.device
+        self.max_episode_steps = max_episode_steps
+        self.autoreset_mode = AutoresetMode(autoreset_mode)
+        self.metadata = dict(self.metadata, autoreset_mode=self.autoreset_mode)
+        self.render_mode = render_mode
+        lo, hi = self.sim.obs_bounds()
+        self.single_observation_space = spaces.Box(lo, hi, dtype=np.float32)
+        self.single_action_space = spaces.Box(-1.0, 1.0, (self.sim.action_dim,), np.float32)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self._done = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
+        self._seeded = False
+        self._renderer = Renderer(self.sim) if render_mode else None
+        self.closed = False
+
+    @property
+    def config(self) -> SimConfig:
+        return self.sim.cfg
+
+    # ------------------------------------------------------------------ reset
+    def _reset_mask(self, options) -> torch.Tensor:
+        if not options or options.get("reset_mask") is None:
+            return torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
+        m = torch.as_tensor(options["reset_mask"], device=self.device)
+        if m.dtype != torch.bool or m.shape != (self.num_envs,):
+            raise ValueError(f"options['reset_mask'] must be a bool array of shape "
+                             f"({self.num_envs},), got {m.dtype} {tuple(m.shape)}")
+        if not bool(m.any()):
+            raise ValueError("options['reset_mask'] selects no sub-environment")
+        return m
+
+    def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
+        """Reset all sub-environments, or those of ``options["reset_mask"]``.
+
+        ``seed``: an int (sub-env i gets ``seed + i``), a list of N ints or Nones, or None
+        (continue each sub-env's stream; the first reset draws keys from ``np_random``).
+        """
+        mask = self._reset_mask(options)
+        if isinstance(seed, (list, tuple)):
+            if len(seed) != self.num_envs:
+                raise ValueError(f"a list of seeds needs {self.num_envs} entries, got {len(seed)}")
+            given = torch.tensor([s is not None for s in seed], device=self.device)
+            vals = [s if s is not None else 0 for s in seed]
+            super().reset(seed=None)
+            keys = rngmod.keys_from_seeds(vals, self.device)
+            if not self._seeded:
+                unseeded = rngmod.random_keys(self.np_random, self.num_envs, self.device)
+                keys = torch.where(given, keys, unseeded)
+                given = torch.ones_like(given)
+            self.sim.set_keys(keys, mask & given)
+            self._seeded = True
+        elif seed is not None:
+            super().reset(seed=int(seed))
+            seeds = int(seed) + torch.arange(self.num_envs, dtype=torch.int64)
+            self.sim.set_keys(rngmod.keys_from_seeds(seeds, self.device), mask)
+            self._seeded = True
+        elif not self._seeded:
+            super().reset(seed=None)
+            self.sim.set_keys(rngmod.random_keys(self.np_random, self.num_envs, self.device),
+                              torch.ones_like(mask))
+            self._seeded = True
+        obs = self.sim.reset(mask)
+        self._done = self._done & ~mask
+        if self._renderer is not None and bool(mask[0]):
+            self._renderer.clear()
+            self._renderer.record(0)
+        return obs, {}
+
+    # ------------------------------------------------------------------ step
+    def _any(self, mask: torch.Tensor) -> bool:
+        """Whether a masked reset is needed. On CPU a check is free; on an accelerator we skip
+        the host sync and always run the masked reset."""
+        return True if self.device.type != "cpu" else bool(mask.any())
+
+    def step(self, actions):
+        if self.closed:
+            raise RuntimeError("step() on a closed environment")
+        actions = torch.as_tensor(actions, device=self.device) if not isinstance(
+            actions, torch.Tensor) else actions
+        mode = self.autoreset_mode
+        if mode == AutoresetMode.DISABLED and bool(self._done.any()):
+            idx = torch.nonzero(self._done).flatten().tolist()
+            raise RuntimeError(f"sub-environment(s) {idx[:20]} finished and autoreset is "
+                               "disabled: reset them with options={'reset_mask': mask}")
+        pending = self._done if mode == AutoresetMode.NEXT_STEP else None
+        obs, reward, terminated, info = self.sim.step(actions)
+        steps = self.sim.steps
+        if self.max_episode_steps is not None:
+            truncated = steps >= self.max_episode_steps
+        else:
+            truncated = torch.zeros_like(terminated)
+        reason = info["end_reason"]
+        reason = torch.where(truncated & ~terminated, torch.full_like(reason, 5), reason)
+        done = terminated | truncated
+        ones = torch.ones_like(done)
+        out_info = _masked({k: v for k, v in info.items() if k.startswith("reward/")}, ones)
+        out_info.update(_masked({"end_reason": reason}, done))
+        out_info.update(_masked({"bad_action": info["bad_action"]}, ones))
+        if pending is not None:
+            if self._any(pending):
+                obs = self.sim.reset(pending)
+                zero = torch.zeros_like(reward)
+                reward = torch.where(pending, zero, reward)
+                terminated = terminated & ~pending
+                truncated = truncated & ~pending
+                done = terminated | truncated
+                out_info["_end_reason"] = done
+                for k in list(out_info):
+                    if k.startswith("_reward/") or k == "_bad_action":
+                        out_info[k] = ~pending
+            self._done = done
+        elif mode == AutoresetMode.SAME_STEP:
+            if self._any(done):
+                final_obs = obs.clone()
+                final_info = {k: v for k, v in out_info.items()}
+                obs = self.sim.reset(done)
+                out_info["final_obs"] = final_obs
+                out_info["_final_obs"] = done
+                out_info["final_info"] = final_info
+                out_info["_final_info"] = done
+        else:
+            self._done = done
+        if self._renderer is not None:
+            self._renderer.record(0)
+            if bool(done[0]) and mode == AutoresetMode.SAME_STEP:
+                self._renderer.clear()
+        return obs, reward, terminated, truncated, out_info
+
+    # ------------------------------------------------------------------ render, close
+    def render(self):
+        """A tuple with the ``rgb_array`` frame of sub-env 0 (None without a render mode)."""
+        if self.render_mode is None:
+            return None
+        return (self._renderer.frame(0),)
+
+    def close_extras(self, **kwargs):
+        self.closed = True
