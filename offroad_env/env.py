@@ -4,7 +4,9 @@ Same physics, observations, rewards and terminations as
 :class:`~offroad_env.vector_env.OffroadVectorEnv` (see its spec sheet), with numpy float32
 observations, a Python float reward and Python bool flags. ``reset(seed=s)`` equals sub-env i of
 a vector env reset with seed ``s - i``. The time limit comes from ``gymnasium.make`` (the
-registered ``max_episode_steps``) or ``max_episode_steps`` here.
+registered ``max_episode_steps``, applied by its ``TimeLimit`` wrapper) or from
+``max_episode_steps`` here; only in the second case does ``info["end_reason"]`` say
+``"time_limit"`` (the wrapper's limit is invisible to the env).
 """
 
 from __future__ import annotations
