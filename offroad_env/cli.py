@@ -1,6 +1,6 @@
 """The ``offroad-env`` command line.
 
-    offroad-env demo [--out DIR]                  the main job (see README)
+    offroad-env demo [--out DIR]                  the main job (see README and demo.py)
     offroad-env terrain generate NAME [options]   write a generated map as PNG + JSON sidecar
     offroad-env terrain info MAP [--json]         size, extent, height range, slope statistics
     offroad-env terrain preview MAP [-o PNG]      a hillshade picture a person can look at
@@ -137,19 +137,12 @@ def cmd_preview(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    """The main job for now: the seed's example terrain, its file, preview and statistics."""
+    """The main job: the seed's example terrain and drive, then the vector env (demo.py)."""
+    from . import demo
+
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    cfg = terrain.PeaksConfig()  # 40 x 40 m at 0.2 m, -2.56 ... 3.18 m: the four-wheel seed's
-    hm = terrain.make_heightmap(cfg, np.random.default_rng(args.seed))
-    png = out / "terrain_heightmap.png"
-    terrain.save(hm, png)
-    loaded = terrain.load(png)
-    preview = terrain.save_preview(loaded, out / "terrain_preview.png")
-    stats = terrain.statistics(loaded)
-    (out / "terrain_stats.json").write_text(json.dumps(stats, indent=2) + "\n")
-    _print_stats(stats, False, png)
-    print(f"wrote {png}, {terrain.sidecar_path(png)}, {preview}, {out / 'terrain_stats.json'}")
+    report = demo.run(out, seed=args.seed, envs=args.envs, steps=args.steps)
+    demo.print_report(report, out)
     return 0
 
 
@@ -157,9 +150,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="offroad-env", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
 
-    demo = sub.add_parser("demo", help="run the main job: make the demo terrain and its preview")
+    demo = sub.add_parser("demo", help="run the main job: the seed's terrain and drive, then "
+                                       "the vector env")
     demo.add_argument("--out", default="outputs/demo", help="output folder (default %(default)s)")
     demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--envs", type=int, default=256, help="vehicles in the env demo")
+    demo.add_argument("--steps", type=int, default=200, help="steps of the env demo")
     demo.set_defaults(func=cmd_demo)
 
     ter = sub.add_parser("terrain", help="terrain tools")

@@ -32,11 +32,11 @@ class OffroadEnv(gym.Env):
 
     def __init__(self, task: str = "nav", config: SimConfig | None = None,
                  render_mode: str | None = None, max_episode_steps: int | None = None,
-                 **overrides):
+                 compile: bool = False, **overrides):
         cfg = make_config(task, config, **overrides)
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
-        self.sim = Simulator(cfg, 1, device="cpu", dtype=torch.float32)
+        self.sim = Simulator(cfg, 1, device="cpu", dtype=torch.float32, compile=compile)
         self.render_mode = render_mode
         self.max_episode_steps = max_episode_steps
         lo, hi = self.sim.obs_bounds()

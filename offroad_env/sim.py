@@ -205,7 +205,8 @@ class Simulator:
     ``command`` ``(N, 2)``; ``steps`` steps in the episode; ``map_index``.
     """
 
-    def __init__(self, cfg: SimConfig, num_envs: int, device="cpu", dtype=torch.float32):
+    def __init__(self, cfg: SimConfig, num_envs: int, device="cpu", dtype=torch.float32,
+                 compile: bool = False):
         if int(num_envs) != num_envs or num_envs < 1:
             raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
         self.cfg = cfg
@@ -225,6 +226,9 @@ class Simulator:
         self.action_dim = 2
         self._layout = self._build_layout()
         self.obs_dim = sum(d for _, d, _, _ in self._layout)
+        self._bounds_t = [(torch.as_tensor(lo, dtype=dtype, device=self.device),
+                           torch.as_tensor(hi, dtype=dtype, device=self.device))
+                          for _, _, lo, hi in self._layout]
         z = lambda *s: torch.zeros(*((self.n,) + s), dtype=dtype, device=self.device)  # noqa
         self.x, self.y, self.yaw = z(), z(), z()
         self.steer = z()
@@ -244,6 +248,11 @@ class Simulator:
         self.contact = None
         self.last_kappa = z(self.K)
         self.last_power = z()
+        #: the step after action checks; ``torch.compile``d with ``compile=True`` (the eager
+        #: and compiled steps are tested to agree)
+        self.compiled = bool(compile)
+        self._advance_fn = (torch.compile(self._advance, dynamic=False) if compile
+                            else self._advance)
 
     # ------------------------------------------------------------------ observation layout
     def _build_layout(self):
@@ -426,7 +435,7 @@ class Simulator:
         """``(N, D)`` observations, built from the configured terms and clipped to the bounds."""
         gc = self.contact
         parts = []
-        for name, d, lo, hi in self._layout:
+        for (name, d, _, _), (lo_t, hi_t) in zip(self._layout, self._bounds_t):
             if name == "z_rel":
                 bp = gc.base_position
                 h = self.maps.height(bp[:, 0], bp[:, 1], self.map_index)
@@ -450,8 +459,6 @@ class Simulator:
                 t = self.prev_action
             else:  # height_scan
                 t = self._height_scan(gc)
-            lo_t = torch.as_tensor(lo, dtype=self.dtype, device=self.device)
-            hi_t = torch.as_tensor(hi, dtype=self.dtype, device=self.device)
             parts.append(torch.maximum(torch.minimum(t.to(self.dtype), hi_t), lo_t))
         return torch.cat(parts, 1)
 
@@ -483,8 +490,11 @@ class Simulator:
         Returns ``(obs (N, D), reward (N,), terminated (N,) bool, info)``; ``info`` holds
         ``reward/<term>`` ``(N,)``, ``end_reason`` (codes of :data:`tasks.REASONS`), ``bad_action``.
         """
-        cfg = self.cfg
         a, bad = self.check_action(action)
+        return self._advance_fn(a, bad)
+
+    def _advance(self, a: torch.Tensor, bad: torch.Tensor):
+        cfg = self.cfg
         dt = cfg.dt
         power = torch.zeros_like(self.x)
         kappa = torch.zeros(self.n, self.K, dtype=self.dtype, device=self.device)

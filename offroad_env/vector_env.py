@@ -71,6 +71,7 @@ class OffroadVectorEnv(VectorEnv):
         autoreset_mode: an :class:`AutoresetMode` or its value.
         device, dtype: where the tensors live.
         render_mode: ``"rgb_array"`` or None.
+        compile: ``torch.compile`` the step (a cold compile takes tens of seconds).
         **overrides: :class:`SimConfig` fields.
     """
 
@@ -81,7 +82,7 @@ class OffroadVectorEnv(VectorEnv):
                  max_episode_steps: int | None = None,
                  autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
                  device="cpu", dtype=torch.float32, render_mode: str | None = None,
-                 **overrides):
+                 compile: bool = False, **overrides):
         cfg = make_config(task, config, **overrides)
         if max_episode_steps is not None and (int(max_episode_steps) != max_episode_steps
                                               or max_episode_steps < 1):
@@ -89,7 +90,7 @@ class OffroadVectorEnv(VectorEnv):
                              f"{max_episode_steps!r}")
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
-        self.sim = Simulator(cfg, num_envs, device=device, dtype=dtype)
+        self.sim = Simulator(cfg, num_envs, device=device, dtype=dtype, compile=compile)
         self.num_envs = self.sim.n
         self.device = self.sim.device
         self.max_episode_steps = max_episode_steps

@@ -65,9 +65,17 @@ def test_no_overwrite_without_force_and_clear_errors(tmp_path, capsys):
     assert "bad.png" in capsys.readouterr().err
 
 
-def test_demo_writes_terrain_preview_and_stats(tmp_path):
-    assert main(["demo", "--out", str(tmp_path)]) == 0
+def test_demo_writes_terrain_drive_and_env_outputs(tmp_path, capsys):
+    assert main(["demo", "--out", str(tmp_path), "--envs", "16", "--steps", "30"]) == 0
     stats = json.loads((tmp_path / "terrain_stats.json").read_text())
     assert stats["samples"] == [201, 201]
     assert abs(stats["height_min_m"] + 2.56) < 0.01 and abs(stats["height_max_m"] - 3.18) < 0.01
     assert (tmp_path / "terrain_preview.png").stat().st_size > 1000
+    report = json.loads((tmp_path / "report.json").read_text())
+    fw = report["drive_four_wheel"]
+    # the seed's drive: 30 s at 2 m/s along a curve is about 60 m (the seed printed 62.15 m)
+    assert fw["duration_s"] == 30.0 and 55 < fw["distance_m"] < 61
+    assert 5 < fw["max_roll_deg"] < 45 and 5 < fw["max_pitch_deg"] < 45
+    assert (tmp_path / "drive.csv").read_text().count("\n") == 3002
+    assert (tmp_path / "env_frame.png").exists()
+    assert "env-steps/s" in capsys.readouterr().out

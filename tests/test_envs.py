@@ -441,3 +441,14 @@ def test_render_rgb_array():
     venv.reset(seed=0)
     (f0,) = venv.render()
     assert f0.shape == frame.shape
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kw", [dict(), dict(dynamics="skid_steer", ground="rigid_contact")])
+def test_compiled_step_agrees_with_eager(kw):
+    eager = OffroadVectorEnv(num_envs=16, max_episode_steps=30, **small_env(**kw))
+    comp = OffroadVectorEnv(num_envs=16, max_episode_steps=30, compile=True, **small_env(**kw))
+    a_e = rollout(eager, 80, seed=5)
+    a_c = rollout(comp, 80, seed=5)
+    # the same physics; rounding may differ (fused kernels), not the trajectory
+    torch.testing.assert_close(a_c, a_e, rtol=1e-3, atol=1e-3)
