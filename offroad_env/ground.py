@@ -40,7 +40,7 @@ import torch
 
 from terrain import HeightMap
 
-from .rotations import make_transform, rot_zyx
+from .rotations import make_transform, rot_zyx_entries, stack_entries
 from .vehicle import Vehicle
 
 __all__ = ["GroundContact", "four_wheel", "rigid_contact", "support_forces", "GRAVITY",
@@ -148,22 +148,26 @@ def _inputs(terrain: HeightMap, x, y, yaw, map_index):
         map_index = torch.as_tensor(map_index, device=terrain.device)
         if map_index.ndim == 0:
             map_index = map_index.expand(x.shape)
-        map_index = map_index.reshape(-1, 1)
+        map_index = map_index.reshape(1, -1)  # per-wheel arrays are (K, N): wheel-major
     return x, y, yaw, map_index
 
 
-def _body_const(vehicle: Vehicle, like: torch.Tensor, which: str = "wheels") -> torch.Tensor:
-    """``(K, 2)`` wheel hubs (x, y) in the rear-axle frame, or the ``(4, 2)`` rectangle."""
+def _body_const(vehicle: Vehicle, like: torch.Tensor, which: str = "wheels"):
+    """Wheel hubs in the rear-axle frame as two ``(K, 1)`` columns ``(x, y)`` [m], or the
+    four-wheel method's rectangle FL, FR, RL, RR. Separate 1-D constants, not the columns of one
+    (K, 2) tensor: inductor fails to vectorize the strided column loads (11x slower compiled)."""
     if which == "wheels":
         pts = vehicle.wheel_positions
     else:
         L, T = vehicle.wheel_base, vehicle.track_width
         pts = ((L, T / 2), (L, -T / 2), (0.0, T / 2), (0.0, -T / 2))
-    return torch.tensor(pts, dtype=like.dtype, device=like.device)
+    kw = dict(dtype=like.dtype, device=like.device)
+    return (torch.tensor([p[0] for p in pts], **kw).unsqueeze(1),
+            torch.tensor([p[1] for p in pts], **kw).unsqueeze(1))
 
 
 def _query(terrain: HeightMap, px, py, map_index):
-    """Heights ``(N, K)`` with holes filled, plus the hole and off-map masks."""
+    """Heights ``(K, N)`` with holes filled, plus the hole and off-map masks."""
     h = terrain.height(px, py, map_index)
     hole = torch.isnan(h)
     off = ~terrain.in_bounds(px, py)
@@ -173,7 +177,7 @@ def _query(terrain: HeightMap, px, py, map_index):
 def _fill_holes(h: torch.Tensor, hole: torch.Tensor, drop: float) -> torch.Tensor:
     """Replace NaN heights by ``(lowest finite height of the env) - drop`` (0 if none finite)."""
     big = torch.finfo(h.dtype).max
-    low = torch.where(hole, torch.full_like(h, big), h).amin(dim=1, keepdim=True)
+    low = torch.where(hole, torch.full_like(h, big), h).amin(dim=0, keepdim=True)
     low = torch.where(low == big, torch.zeros_like(low), low)
     return torch.where(hole, (low - drop).expand_as(h), h)
 
@@ -200,20 +204,27 @@ def support_forces(wheel_x: torch.Tensor, wheel_y: torch.Tensor, com_x: torch.Te
         ``(forces (N, K) >= 0 [N], stable (N,) bool)``; stable means the solution balances the
         weight and moments with non-negative forces.
     """
+    f, stable = _support_forces_kn(wheel_x.T, wheel_y.T, com_x, com_y, active.T, weight, tol)
+    return f.T, stable
+
+
+def _support_forces_kn(wheel_x, wheel_y, com_x, com_y, active, weight: float, tol=None):
+    """:func:`support_forces` on wheel-major ``(K, N)`` arrays (the layout inside this module:
+    the environment index innermost, so compiled kernels vectorize over it)."""
     dtype = wheel_x.dtype
-    K = wheel_x.shape[1]
+    K = wheel_x.shape[0]
     if tol is None:
         tol = 1e-6 if dtype == torch.float64 else 1e-3
     ridge = 1e-12 if dtype == torch.float64 else 1e-6
-    dx = wheel_x - com_x.unsqueeze(1)
-    dy = wheel_y - com_y.unsqueeze(1)
-    scale = torch.maximum(dx.abs().amax(1), dy.abs().amax(1)).clamp_min(1e-3).unsqueeze(1)
+    dx = wheel_x - com_x
+    dy = wheel_y - com_y
+    scale = torch.maximum(dx.abs().amax(0), dy.abs().amax(0)).clamp_min(1e-3)
     ux, uy = dx / scale, dy / scale  # unit-free lever arms, for conditioning
     for _ in range(max(1, K - 2)):
         a = active.to(dtype)
         ax, ay = a * ux, a * uy
-        s0, s1, s2 = a.sum(1), ax.sum(1), ay.sum(1)
-        s11, s12, s22 = (ax * ux).sum(1), (ax * uy).sum(1), (ay * uy).sum(1)
+        s0, s1, s2 = a.sum(0), ax.sum(0), ay.sum(0)
+        s11, s12, s22 = (ax * ux).sum(0), (ax * uy).sum(0), (ay * uy).sum(0)
         reg = ridge * (s0 + s11 + s22).clamp_min(1.0)  # keeps G invertible with < 3 wheels
         s0, s11, s22 = s0 + reg, s11 + reg, s22 + reg
         # first column of adj(G), G = [[s0, s1, s2], [s1, s11, s12], [s2, s12, s22]]
@@ -221,52 +232,57 @@ def support_forces(wheel_x: torch.Tensor, wheel_y: torch.Tensor, com_x: torch.Te
         c1 = s2 * s12 - s1 * s22
         c2 = s1 * s12 - s2 * s11
         k = weight / (s0 * c0 + s1 * c1 + s2 * c2)
-        f = a * (c0 * k).unsqueeze(1) + ax * (c1 * k).unsqueeze(1) + ay * (c2 * k).unsqueeze(1)
+        f = a * (c0 * k) + ax * (c1 * k) + ay * (c2 * k)
         active = active & ~(f < -tol * weight)
     f = f.clamp_min(0.0) * active.to(dtype)
-    res_f = (f.sum(1) - weight).abs()
-    res_m = torch.maximum((f * ux).sum(1).abs(), (f * uy).sum(1).abs())
+    res_f = (f.sum(0) - weight).abs()
+    res_m = torch.maximum((f * ux).sum(0).abs(), (f * uy).sum(0).abs())
     stable = (res_f <= tol * weight) & (res_m <= tol * weight)
     return f, stable
 
 
-def _offsets(R: torch.Tensor, wheels: torch.Tensor):
-    """World-frame offsets ``R @ p_j`` of body points with z = 0: three ``(N, K)`` tensors."""
-    px, py = wheels[:, 0], wheels[:, 1]
-    return tuple(R[:, i, 0:1] * px + R[:, i, 1:2] * py for i in range(3))
+def _offsets(E, wheels):
+    """World-frame offsets ``R @ p_j`` of body points with z = 0: three ``(K, N)`` tensors.
+    ``E``: rotation entries (:func:`~offroad_env.rotations.rot_zyx_entries`)."""
+    px, py = wheels
+    return tuple(E[i][0] * px + E[i][1] * py for i in range(3))
 
 
-def _rotate(R: torch.Tensor, v) -> tuple:
+def _rotate(E, v) -> tuple:
     """``R @ v`` for one constant body vector ``v`` (3 floats): three ``(N,)`` tensors."""
-    return tuple(R[:, i, 0] * v[0] + R[:, i, 1] * v[1] + R[:, i, 2] * v[2] for i in range(3))
+    return tuple(E[i][0] * v[0] + E[i][1] * v[1] + E[i][2] * v[2] for i in range(3))
 
 
-def _finish(vehicle: Vehicle, ypr, R, t, offs, ground_h, wheel_hole, wheel_off, d_eps,
+def _finish(vehicle: Vehicle, ypr, E, t, offs, ground_h, wheel_hole, wheel_off, d_eps,
             gravity, converged, iterations, gap=None, forces=None, stable=None
             ) -> GroundContact:
     """Assemble the result; computes gaps, contacts and forces unless given.
 
-    ``offs``: the hubs' world offsets from the rear-axle origin, three ``(N, K)`` tensors.
+    ``offs``: the hubs' world offsets from the rear-axle origin, three ``(K, N)`` tensors; the
+    per-wheel inputs (``ground_h``, masks, ``gap``, ``forces``) are ``(K, N)`` too. The result is
+    ``(N, K)`` (transposed views).
     """
     ox, oy, oz = offs
-    hx = t[:, 0:1] + ox
-    hy = t[:, 1:2] + oy
-    hz = t[:, 2:3] + oz
+    hx = t[:, 0] + ox
+    hy = t[:, 1] + oy
+    hz = t[:, 2] + oz
     if gap is None:
         gap = hz - vehicle.wheel_radius - ground_h
     contact = (gap <= d_eps) & ~wheel_hole
     if forces is None:
-        cx, cy, _ = _rotate(R, vehicle.com)
-        forces, stable = support_forces(hx, hy, t[:, 0] + cx, t[:, 1] + cy, contact,
-                                        vehicle.mass * gravity)
+        cx, cy, _ = _rotate(E, vehicle.com)
+        forces, stable = _support_forces_kn(hx, hy, t[:, 0] + cx, t[:, 1] + cy, contact,
+                                            vehicle.mass * gravity)
+    R = stack_entries(E)
     T_br = torch.tensor(vehicle.rear_axle_pose, dtype=R.dtype, device=R.device)
-    bx, by, bz = _rotate(R, vehicle.base_offset)
+    bx, by, bz = _rotate(E, vehicle.base_offset)
     base = torch.stack((t[:, 0] + bx, t[:, 1] + by, t[:, 2] + bz), 1)
     return GroundContact(
         position=t, rotation=R, ypr=ypr, base_position=base,
-        wheel_position=torch.stack((hx, hy, hz), -1), ground_height=ground_h, gap=gap,
-        contact=contact, normal_force=forces, stable=stable, wheel_hole=wheel_hole,
-        wheel_off_map=wheel_off, hole=wheel_hole.any(1), off_map=wheel_off.any(1),
+        wheel_position=torch.stack((hx, hy, hz), -1).transpose(0, 1), ground_height=ground_h.T,
+        gap=gap.T, contact=contact.T, normal_force=forces.T, stable=stable,
+        wheel_hole=wheel_hole.T, wheel_off_map=wheel_off.T, hole=wheel_hole.any(0),
+        off_map=wheel_off.any(0),
         converged=converged, iterations=iterations, rear_axle_pose=T_br)
 
 
@@ -291,30 +307,30 @@ def four_wheel(vehicle: Vehicle, terrain: HeightMap, x, y, yaw, map_index=None, 
     the lowest height among the other wheels (flagged in ``wheel_hole``/``hole``).
     """
     x, y, yaw, mi = _inputs(terrain, x, y, yaw, map_index)
-    rect = _body_const(vehicle, x, "rectangle")  # (4, 2)
-    c, s = torch.cos(yaw).unsqueeze(1), torch.sin(yaw).unsqueeze(1)
-    px = x.unsqueeze(1) + c * rect[:, 0] - s * rect[:, 1]
-    py = y.unsqueeze(1) + s * rect[:, 0] + c * rect[:, 1]
+    rx, ry = _body_const(vehicle, x, "rectangle")  # (4, 1) each
+    c, s = torch.cos(yaw), torch.sin(yaw)
+    px = x + c * rx - s * ry  # (4, N)
+    py = y + s * rx + c * ry
     h, hole, off = _query(terrain, px, py, mi)
     h = _fill_holes(h, hole, 0.0)
-    z_fl, z_fr, z_rl, z_rr = h.unbind(1)
+    z_fl, z_fr, z_rl, z_rr = h.unbind(0)
     z_front, z_rear = 0.5 * (z_fl + z_fr), 0.5 * (z_rl + z_rr)
     z_left, z_right = 0.5 * (z_fl + z_rl), 0.5 * (z_fr + z_rr)
     pitch = torch.atan((z_rear - z_front) / vehicle.wheel_base)
     roll = torch.atan((z_left - z_right) / vehicle.track_width)
-    R = rot_zyx(yaw, pitch, roll)
+    E = rot_zyx_entries(yaw, pitch, roll)
     t = torch.stack((x, y, z_rear + vehicle.wheel_radius), dim=1)
     wheels = _body_const(vehicle, x)
     if vehicle.is_rectangle:
         wh, whole, woff = h, hole, off
     else:  # other layouts: their own planar positions, projected down
-        wx = x.unsqueeze(1) + c * wheels[:, 0] - s * wheels[:, 1]
-        wy = y.unsqueeze(1) + s * wheels[:, 0] + c * wheels[:, 1]
+        wx = x + c * wheels[0] - s * wheels[1]
+        wy = y + s * wheels[0] + c * wheels[1]
         wh, whole, woff = _query(terrain, wx, wy, mi)
         wh = _fill_holes(wh, whole, 0.0)
     ones = torch.ones_like(x, dtype=torch.bool)
     iters = torch.ones_like(x, dtype=torch.int32)
-    return _finish(vehicle, torch.stack((yaw, pitch, roll), 1), R, t, _offsets(R, wheels), wh,
+    return _finish(vehicle, torch.stack((yaw, pitch, roll), 1), E, t, _offsets(E, wheels), wh,
                    whole, woff, d_eps, gravity, ones, iters)
 
 
@@ -428,9 +444,9 @@ def rigid_contact(vehicle: Vehicle, terrain: HeightMap, x, y, yaw, map_index=Non
 
 def _hub_query(vehicle, terrain, x, y, R, wheels, mi):
     """Hub world offsets for attitude R, and the terrain heights under the hubs."""
-    offs = _offsets(R, wheels)
-    hx = x.unsqueeze(1) + offs[0]
-    hy = y.unsqueeze(1) + offs[1]
+    offs = _offsets(R, wheels)  # R: rotation entries
+    hx = x + offs[0]
+    hy = y + offs[1]
     h, hole, off = _query(terrain, hx, hy, mi)
     drop = 10.0 * (vehicle.wheel_base + vehicle.track_width) + 10.0
     return offs, hx, hy, _fill_holes(h, hole, drop), hole, off
@@ -443,7 +459,7 @@ def _quad_plane(hx, hy, Z, cx, cy):
     so the upper hull splits along the diagonal with the higher midpoint: FL-RR if
     ``Z_FL + Z_RR >= Z_FR + Z_RL``, else FR-RL. The facet is the one on the centre of mass's side.
     """
-    d03 = (Z[:, 0] + Z[:, 3]) >= (Z[:, 1] + Z[:, 2])
+    d03 = (Z[0] + Z[3]) >= (Z[1] + Z[2])
     # diagonal endpoints (a, b) and the two off-diagonal corners (c1, c2)
     ia = torch.where(d03, 0, 1)
     ib = torch.where(d03, 3, 2)
@@ -451,7 +467,7 @@ def _quad_plane(hx, hy, Z, cx, cy):
     ic2 = torch.where(d03, 2, 3)
 
     def pick(v, i):
-        return v.gather(1, i.unsqueeze(1)).squeeze(1)
+        return v.gather(0, i.unsqueeze(0)).squeeze(0)
 
     ax, ay, az = pick(hx, ia), pick(hy, ia), pick(Z, ia)
     bx, by, bz = pick(hx, ib) - ax, pick(hy, ib) - ay, pick(Z, ib) - az
@@ -468,8 +484,8 @@ def _quad_plane(hx, hy, Z, cx, cy):
     signs = []
     for k in range(4):
         i, j = order[k], order[(k + 1) % 4]
-        ex_, ey_ = hx[:, j] - hx[:, i], hy[:, j] - hy[:, i]
-        signs.append(ex_ * (cy - hy[:, i]) - ey_ * (cx - hx[:, i]))
+        ex_, ey_ = hx[j] - hx[i], hy[j] - hy[i]
+        signs.append(ex_ * (cy - hy[i]) - ey_ * (cx - hx[i]))
     s = torch.stack(signs, 1)
     inside = (s >= 0).all(1) | (s <= 0).all(1)
     return n, torch.stack((ax, ay, az), 1), inside
@@ -488,13 +504,13 @@ def _rigid_plane(vehicle, terrain, x, y, yaw, mi, d_eps, gravity, max_iter, tol,
     triples = None if quad else _triples(vehicle.num_wheels, x.device)
 
     def plane(roll, pitch):
-        R = rot_zyx(yaw, pitch, roll)
+        R = rot_zyx_entries(yaw, pitch, roll)
         offs, hx, hy, h, hole, off = _hub_query(vehicle, terrain, x, y, R, wheels, mi)
         cx, cy, _ = _rotate(R, com_b)
         if quad:
             n, p, found = _quad_plane(hx, hy, h + r, x + cx, y + cy)
         else:
-            n, p, found = _support_plane(torch.stack((hx, hy), -1), h + r,
+            n, p, found = _support_plane(torch.stack((hx.T, hy.T), -1), (h + r).T,
                                          torch.stack((x + cx, y + cy), 1), triples, geo_tol)
         return R, offs, h, hole, off, n, p, found
 
@@ -535,17 +551,17 @@ def _rigid_drop(vehicle, terrain, x, y, yaw, mi, d_eps, gravity, max_iter, dt, t
     roll = torch.zeros_like(x)
     pitch = torch.zeros_like(x)
     # start level, the highest wheel just touching
-    R0 = rot_zyx(yaw, pitch, roll)
+    R0 = rot_zyx_entries(yaw, pitch, roll)
     _, _, _, h0, _, _ = _hub_query(vehicle, terrain, x, y, R0, wheels, mi)
-    z = (h0 + r).amax(1)
+    z = (h0 + r).amax(0)
     v = torch.zeros(N, 3, dtype=dtype, device=dev)
     done = torch.zeros(N, dtype=torch.bool, device=dev)
     iters = torch.full((N,), max_iter, dtype=torch.int32, device=dev)
     f = torch.zeros(N, K, dtype=dtype, device=dev)
     for i in range(max_iter):
-        R = rot_zyx(yaw, pitch, roll)
+        R = rot_zyx_entries(yaw, pitch, roll)
         off_b, hx, hy, h, hole, off = _hub_query(vehicle, terrain, x, y, R, wheels, mi)
-        d = z.unsqueeze(1) + off_b[2] - r - h  # (N, K) gaps
+        d = (z + off_b[2] - r - h).T  # (N, K) gaps
         Wf, WgG = _wrenches(roll, pitch, wheels, com_b, m * g)
         A = dt * dt * Wf.transpose(1, 2) @ (Minv.view(1, 3, 1) * Wf)  # (N, K, K)
         b = d + dt * (Wf.transpose(1, 2) @ v.unsqueeze(-1)).squeeze(-1) \
@@ -566,25 +582,25 @@ def _rigid_drop(vehicle, terrain, x, y, yaw, mi, d_eps, gravity, max_iter, dt, t
         done = done | settled
         if (i + 1) % 25 == 0 and bool(done.all()):
             break
-    R = rot_zyx(yaw, pitch, roll)
+    R = rot_zyx_entries(yaw, pitch, roll)
     off_b, hx, hy, h, hole, off = _hub_query(vehicle, terrain, x, y, R, wheels, mi)
     t = torch.stack((x, y, z), 1)
-    gap = z.unsqueeze(1) + off_b[2] - r - h
+    gap = z + off_b[2] - r - h  # (K, N)
     # The paper's forces at rest: v = 0 and d = 0 for the wheels within d_eps, solved by the
     # SVD pseudo-inverse with negative forces released.
-    contact = (gap <= d_eps) & ~hole
+    contact = ((gap <= d_eps) & ~hole).T
     Wf, WgG = _wrenches(roll, pitch, wheels, com_b, m * g)
     A = dt * dt * Wf.transpose(1, 2) @ (Minv.view(1, 3, 1) * Wf)
     b = dt * dt * (Wf.transpose(1, 2) @ (Minv * WgG).unsqueeze(-1)).squeeze(-1)
     f = _svd_forces(A, b, contact, rtol)
     cx, cy, _ = _rotate(R, vehicle.com)
-    dx, dy = off_b[0] - cx.unsqueeze(1), off_b[1] - cy.unsqueeze(1)
+    dx, dy = (off_b[0] - cx).T, (off_b[1] - cy).T
     res_f = (f.sum(1) - m * g).abs()
     res_m = torch.maximum((f * dx).sum(1).abs(), (f * dy).sum(1).abs())
     scale = torch.maximum(dx.abs().amax(1), dy.abs().amax(1)).clamp_min(1e-3)
     stable = (res_f <= 1e-6 * m * g) & (res_m <= 1e-6 * m * g * scale)
     return _finish(vehicle, torch.stack((yaw, pitch, roll), 1), R, t, off_b, h, hole, off, d_eps,
-                   gravity, done, iters, gap=gap, forces=f, stable=stable)
+                   gravity, done, iters, gap=gap, forces=f.T, stable=stable)
 
 
 def _wrenches(roll, pitch, wheels, com_b, weight):
@@ -595,7 +611,7 @@ def _wrenches(roll, pitch, wheels, com_b, weight):
     pitch). ``W_g G (N, 3)``: the weight at the centre of mass c,
     ``-m g (1, (cy ca - cz sa) cb, -cx cb - (cy sa + cz ca) sb)``.
     """
-    px, py = wheels[:, 0], wheels[:, 1]
+    px, py = wheels[0][:, 0], wheels[1][:, 0]
     cx, cy, cz = com_b[0], com_b[1], com_b[2]
     ca, sa, cb, sb = torch.cos(roll), torch.sin(roll), torch.cos(pitch), torch.sin(pitch)
     c1 = lambda t: t.unsqueeze(1)  # noqa: E731

@@ -9,19 +9,31 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["rot_zyx", "ypr_from_matrix", "make_transform", "invert_transform"]
+__all__ = ["rot_zyx", "rot_zyx_entries", "stack_entries", "ypr_from_matrix", "make_transform",
+           "invert_transform"]
 
 
-def rot_zyx(yaw: torch.Tensor, pitch: torch.Tensor, roll: torch.Tensor) -> torch.Tensor:
-    """``(..., 3, 3)`` rotation ``Rz(yaw) Ry(pitch) Rx(roll)`` from angles of shape ``(...)`` [rad]."""
+def rot_zyx_entries(yaw: torch.Tensor, pitch: torch.Tensor, roll: torch.Tensor):
+    """The nine entries of ``Rz(yaw) Ry(pitch) Rx(roll)`` as rows of separate tensors shaped like
+    the angles (for elementwise kernels: no strided loads from a stacked matrix)."""
     cy, sy = torch.cos(yaw), torch.sin(yaw)
     cp, sp = torch.cos(pitch), torch.sin(pitch)
     cr, sr = torch.cos(roll), torch.sin(roll)
     spsr, spcr = sp * sr, sp * cr
-    m = torch.stack((cy * cp, cy * spsr - sy * cr, cy * spcr + sy * sr,
-                     sy * cp, sy * spsr + cy * cr, sy * spcr - cy * sr,
-                     -sp, cp * sr, cp * cr), dim=-1)
+    return ((cy * cp, cy * spsr - sy * cr, cy * spcr + sy * sr),
+            (sy * cp, sy * spsr + cy * cr, sy * spcr - cy * sr),
+            (-sp, cp * sr, cp * cr))
+
+
+def stack_entries(E) -> torch.Tensor:
+    """``(..., 3, 3)`` matrix from the nested rows of :func:`rot_zyx_entries`."""
+    m = torch.stack([e for row in E for e in row], dim=-1)
     return m.view(*m.shape[:-1], 3, 3)
+
+
+def rot_zyx(yaw: torch.Tensor, pitch: torch.Tensor, roll: torch.Tensor) -> torch.Tensor:
+    """``(..., 3, 3)`` rotation ``Rz(yaw) Ry(pitch) Rx(roll)`` from angles of shape ``(...)`` [rad]."""
+    return stack_entries(rot_zyx_entries(yaw, pitch, roll))
 
 
 def ypr_from_matrix(R: torch.Tensor) -> torch.Tensor:
