@@ -516,7 +516,7 @@ class Simulator:
             s0 = SkidSteerState(self.x, self.y, self.yaw, s0.vx, s0.vy, s0.yaw_rate,
                                 s0.wheel_omega)
             self.skid, info_d = skid_steer_step(
-                self.vehicle, cfg.skid, s0, None, gc.normal_force, gc.roll, gc.pitch, dt,
+                self.vehicle, cfg.skid, s0, None, gc.normal_force.contiguous(), gc.roll, gc.pitch, dt,
                 substeps=cfg.substeps, speed_targets=targets)
             self.x, self.y, self.yaw = self.skid.x, self.skid.y, self.skid.yaw
             kappa = info_d["kappa"]
