@@ -16,27 +16,17 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timing import median_time  # noqa: E402
 from offroad_env.dynamics import (AckermannParams, SkidSteerParams, SkidSteerState,  # noqa: E402
                                   ackermann_step, skid_steer_step, unicycle_step)
 from offroad_env.vehicle import husky  # noqa: E402
-
-
-def median_time(fn, repeats):
-    fn()
-    ts = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts)
 
 
 def throughput(n, repeats):

@@ -13,28 +13,18 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timing import median_time  # noqa: E402
 import terrain  # noqa: E402
 from offroad_env.ground import four_wheel, rigid_contact  # noqa: E402
 from offroad_env.vehicle import eight_wheel_rover, husky  # noqa: E402
-
-
-def median_time(fn, repeats):
-    fn()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def main(argv=None):

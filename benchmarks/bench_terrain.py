@@ -15,27 +15,16 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timing import median_time  # noqa: E402
 from terrain import HeightMap  # noqa: E402
-
-
-def median_time(fn, repeats: int) -> float:
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def main(argv=None):
@@ -69,10 +58,10 @@ def main(argv=None):
                 for t in threads:
                     torch.set_num_threads(t)
                     with torch.inference_mode():
-                        dt = median_time(lambda: hm.height(x, y), args.repeats)
-                        dc = (median_time(lambda: compiled(x, y), args.repeats)
+                        dt = median_time(lambda: hm.height(x, y), args.repeats, warmup=3)
+                        dc = (median_time(lambda: compiled(x, y), args.repeats, warmup=3)
                               if compiled else float("nan"))
-                        dg = median_time(lambda: torch.index_select(flat, 0, idx), args.repeats)
+                        dg = median_time(lambda: torch.index_select(flat, 0, idx), args.repeats, warmup=3)
                     print(f"| {n}^2 | 4 x {points // 4} | {interp} | {t} | {dt * 1e3:.3f} | "
                           f"{points / dt / 1e6:.1f} | {points / dc / 1e6:.1f} | "
                           f"{4 * points / dg / 1e6:.0f} |", flush=True)
