@@ -144,8 +144,9 @@ def print_report(report: dict, out: Path) -> None:
     print(f"  {'z range [m]':22s}{fw['z_range_m'][0]:6.2f}..{fw['z_range_m'][1]:<5.2f}"
           f"{rc['z_range_m'][0]:9.2f}..{rc['z_range_m'][1]:<5.2f}"
           f"{sd['z_range_m'][0]:10.2f}..{sd['z_range_m'][1]:.2f}")
-    print("  (the seed's peaks were smoothed by an unpublished filter: the terrain matches its "
-          "size and height range, not every sample)")
+    print(f"  {'steps off the map':22s}{fw['off_map_steps']:12d}{rc['off_map_steps']:15d}")
+    print("  (the seed's peaks were smoothed by an unpublished filter, and its steering limit is not "
+          "given: the terrain matches its size and height range, not every sample)")
     e = report["env"]
     print(f"\nOffroadNav-v0, {e['num_envs']} vehicles x {e['steps']} steps, random policy: "
           f"{e['env_steps_per_s']:,.0f} env-steps/s; episode ends: {e['episode_ends']}")
