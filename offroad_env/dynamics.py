@@ -21,7 +21,7 @@ in ground following). Skid-steer velocities are those of the centre of mass in t
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 
 import torch
 
@@ -291,8 +291,3 @@ def skid_steer_step(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState
                                                                    speed_targets)
         s, info = skid_steer_substep(vehicle, params, s, tq, fz, roll, pitch, h, mu)
     return s, info
-
-
-def with_params(params: SkidSteerParams, **changes) -> SkidSteerParams:
-    """A copy of ``params`` with fields changed (validated again)."""
-    return replace(params, **changes)

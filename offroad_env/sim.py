@@ -246,8 +246,6 @@ class Simulator:
         self.accel, self.gyro = z(3), z(3)
         self.accel_bias, self.gyro_bias = z(3), z(3)
         self.contact = None
-        self.last_kappa = z(self.K)
-        self.last_power = z()
         #: the step after action checks; ``torch.compile``d with ``compile=True`` (the eager
         #: and compiled steps are tested to agree)
         self.compiled = bool(compile)
@@ -349,8 +347,6 @@ class Simulator:
         self.steps = torch.where(mk, torch.zeros_like(self.steps), self.steps)
         self.accel_bias = torch.where(mk2, torch.zeros_like(self.accel_bias), self.accel_bias)
         self.gyro_bias = torch.where(mk2, torch.zeros_like(self.gyro_bias), self.gyro_bias)
-        self.last_kappa = torch.where(mk2, torch.zeros_like(self.last_kappa), self.last_kappa)
-        self.last_power = torch.where(mk, zero, self.last_power)
         # place the vehicle; the sensor starts at rest there
         gc = self._place(warm=False)
         p, R = self._sensor(gc)
@@ -535,7 +531,7 @@ class Simulator:
         terms = {
             "progress": tasks.progress_to_goal(self.prev_distance, dist)
             if cfg.task.kind == "nav" else torch.zeros_like(dist),
-            "goal_reached": reached.to(self.dtype),
+            "goal_reached": tasks.goal_reached(reached, self.dtype),
             "tracking": tasks.velocity_tracking(vel[:, 0], vel[:, 2], self.command[:, 0],
                                                 self.command[:, 1]),
             "tilt": tasks.tilt_l2(gc.roll, gc.pitch),
@@ -543,7 +539,7 @@ class Simulator:
             "action_rate": tasks.action_rate_l2(a, self.prev_action),
             "slip": tasks.slip_l1(kappa),
             "energy": power,
-            "tip_over": tipped.to(self.dtype),
+            "tip_over": tasks.tip_over(tipped, self.dtype),
         }
         reward = torch.zeros_like(dist)
         info = {}

@@ -63,9 +63,8 @@ def progress_to_goal(prev_distance: torch.Tensor, distance: torch.Tensor) -> tor
     return prev_distance - distance
 
 
-def goal_reached(reached: torch.Tensor) -> torch.Tensor:
-    return reached.to(torch.get_default_dtype() if not reached.is_floating_point()
-                      else reached.dtype)
+def goal_reached(reached: torch.Tensor, dtype=torch.float32) -> torch.Tensor:
+    return reached.to(dtype)
 
 
 def velocity_tracking(v, w, v_cmd, w_cmd, sigma2: float = 0.25) -> torch.Tensor:
@@ -92,8 +91,8 @@ def energy(torque: torch.Tensor, omega: torch.Tensor) -> torch.Tensor:
     return (torque * omega).abs().sum(1)
 
 
-def tip_over(tipped: torch.Tensor) -> torch.Tensor:
-    return tipped.to(torch.float32)
+def tip_over(tipped: torch.Tensor, dtype=torch.float32) -> torch.Tensor:
+    return tipped.to(dtype)
 
 
 def static_tip_limits(vehicle: Vehicle) -> tuple[float, float]:
