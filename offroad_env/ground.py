@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
 import torch
 
@@ -50,6 +50,9 @@ GRAVITY = 9.81  #: [m/s^2], the project's default
 METHODS = ("four_wheel", "rigid_contact")
 
 
+_WHEEL_FIELDS = ("wheel_position", "ground_height", "gap", "contact", "normal_force", "stable")
+
+
 @dataclass
 class GroundContact:
     """Pose of a vehicle on the terrain and its wheel contacts, for N environments.
@@ -59,6 +62,16 @@ class GroundContact:
         rotation: ``(N, 3, 3)`` body-to-world rotation of the rear-axle frame.
         ypr: ``(N, 3)`` ``[yaw, pitch, roll]`` [rad] of ``rotation`` (yaw is the input yaw).
         base_position: ``(N, 3)`` base_link origin, world frame [m].
+        wheel_hole: ``(N, K)`` bool, the terrain under the wheel is a hole (NaN).
+        wheel_off_map: ``(N, K)`` bool, the wheel is outside the map.
+        hole, off_map: ``(N,)`` bool, any wheel is over a hole / off the map.
+        converged: ``(N,)`` bool, the method's iteration reached its tolerance.
+        iterations: ``(N,)`` int, iterations the method used for each environment.
+        rear_axle_pose: ``(4, 4)`` the vehicle's pose of the rear-axle frame in base_link (shared
+            by all environments).
+
+    Per-wheel quantities, computed on first access (a caller that needs only the pose does not
+    pay for the loads):
         wheel_position: ``(N, K, 3)`` hub centres, world frame [m].
         ground_height: ``(N, K)`` terrain height under each wheel's contact point [m] (a hole
             reads as a substitute height; see ``wheel_hole``).
@@ -68,15 +81,8 @@ class GroundContact:
         normal_force: ``(N, K)`` vertical support force of each wheel [N], >= 0.
         stable: ``(N,)`` bool, the loaded wheels hold the weight with forces >= 0 (the centre of
             mass lies over the contact polygon).
-        wheel_hole: ``(N, K)`` bool, the terrain under the wheel is a hole (NaN).
-        wheel_off_map: ``(N, K)`` bool, the wheel is outside the map.
-        hole, off_map: ``(N,)`` bool, any wheel is over a hole / off the map.
-        converged: ``(N,)`` bool, the method's iteration reached its tolerance.
-        iterations: ``(N,)`` int, iterations the method used for each environment.
-        rear_axle_pose: ``(4, 4)`` the vehicle's pose of the rear-axle frame in base_link (shared
-            by all environments).
 
-    Derived on demand: ``transform`` and ``base_transform`` ``(N, 4, 4)`` world poses,
+    Derived on demand too: ``transform`` and ``base_transform`` ``(N, 4, 4)`` world poses,
     ``base_rotation`` ``(N, 3, 3)``, ``yaw``/``pitch``/``roll`` ``(N,)``.
     """
 
@@ -84,12 +90,6 @@ class GroundContact:
     rotation: torch.Tensor
     ypr: torch.Tensor
     base_position: torch.Tensor
-    wheel_position: torch.Tensor
-    ground_height: torch.Tensor
-    gap: torch.Tensor
-    contact: torch.Tensor
-    normal_force: torch.Tensor
-    stable: torch.Tensor
     wheel_hole: torch.Tensor
     wheel_off_map: torch.Tensor
     hole: torch.Tensor
@@ -97,7 +97,40 @@ class GroundContact:
     converged: torch.Tensor
     iterations: torch.Tensor
     rear_axle_pose: torch.Tensor
+    _src: dict = field(default_factory=dict, repr=False)
+    _cache: dict = field(default_factory=dict, repr=False)
 
+    # ---------------------------------------------------------------- per-wheel, lazily
+    def _wheels(self) -> dict:
+        if not self._cache:
+            self._cache.update(_wheel_quantities(**self._src))
+        return self._cache
+
+    @property
+    def wheel_position(self) -> torch.Tensor:
+        return self._wheels()["wheel_position"]
+
+    @property
+    def ground_height(self) -> torch.Tensor:
+        return self._wheels()["ground_height"]
+
+    @property
+    def gap(self) -> torch.Tensor:
+        return self._wheels()["gap"]
+
+    @property
+    def contact(self) -> torch.Tensor:
+        return self._wheels()["contact"]
+
+    @property
+    def normal_force(self) -> torch.Tensor:
+        return self._wheels()["normal_force"]
+
+    @property
+    def stable(self) -> torch.Tensor:
+        return self._wheels()["stable"]
+
+    # ---------------------------------------------------------------- derived poses
     @property
     def yaw(self) -> torch.Tensor:
         return self.ypr[:, 0]
@@ -125,11 +158,26 @@ class GroundContact:
         """``(N, 4, 4)`` world pose of base_link, ``T_world_rear @ inv(rear_axle_pose)``."""
         return make_transform(self.base_rotation, self.base_position)
 
+    # ---------------------------------------------------------------- batch operations
+    def _eager_fields(self):
+        return [f.name for f in fields(self) if not f.name.startswith("_")]
+
     def __getitem__(self, index) -> "GroundContact":
         """The result of a subset of environments (``index`` as for a tensor's first axis)."""
-        return GroundContact(**{f.name: (getattr(self, f.name) if f.name == "rear_axle_pose"
-                                         else getattr(self, f.name)[index])
-                                for f in fields(self)})
+        w = self._wheels()
+        kw = {name: (getattr(self, name) if name == "rear_axle_pose"
+                     else getattr(self, name)[index]) for name in self._eager_fields()}
+        return GroundContact(**kw, _cache={k: w[k][index] for k in _WHEEL_FIELDS})
+
+    def where(self, mask: torch.Tensor, other: "GroundContact") -> "GroundContact":
+        """This result where ``mask`` ``(N,)`` is True, ``other`` elsewhere (all fields)."""
+        def pick(a, b):
+            return torch.where(mask.view((-1,) + (1,) * (a.ndim - 1)), a, b)
+        kw = {name: (getattr(self, name) if name == "rear_axle_pose"
+                     else pick(getattr(self, name), getattr(other, name)))
+              for name in self._eager_fields()}
+        w, wo = self._wheels(), other._wheels()
+        return GroundContact(**kw, _cache={k: pick(w[k], wo[k]) for k in _WHEEL_FIELDS})
 
 
 # ----------------------------------------------------------------------------- shared helpers
@@ -253,16 +301,37 @@ def _rotate(E, v) -> tuple:
     return tuple(E[i][0] * v[0] + E[i][1] * v[1] + E[i][2] * v[2] for i in range(3))
 
 
-def _finish(vehicle: Vehicle, ypr, E, t, offs, ground_h, wheel_hole, wheel_off, d_eps,
+def _finish(vehicle: Vehicle, ypr, E, t, wheels, ground_h, wheel_hole, wheel_off, d_eps,
             gravity, converged, iterations, gap=None, forces=None, stable=None
             ) -> GroundContact:
-    """Assemble the result; computes gaps, contacts and forces unless given.
+    """Assemble the result. The per-wheel quantities (gaps, contacts, loads) are computed on
+    first access from these sources, unless given.
 
-    ``offs``: the hubs' world offsets from the rear-axle origin, three ``(K, N)`` tensors; the
-    per-wheel inputs (``ground_h``, masks, ``gap``, ``forces``) are ``(K, N)`` too. The result is
-    ``(N, K)`` (transposed views).
+    ``wheels``: the hub columns of :func:`_body_const`; the per-wheel inputs (``ground_h``,
+    masks, ``gap``, ``forces``) are ``(K, N)``. The result's per-wheel fields are ``(N, K)``
+    (transposed views).
     """
-    ox, oy, oz = offs
+    R = stack_entries(E)
+    T_br = torch.tensor(vehicle.rear_axle_pose, dtype=R.dtype, device=R.device)
+    bx, by, bz = _rotate(E, vehicle.base_offset)
+    base = torch.stack((t[:, 0] + bx, t[:, 1] + by, t[:, 2] + bz), 1)
+    src = dict(vehicle=vehicle, t=t, R=R, wheels=wheels, ground_h=ground_h,
+               wheel_hole=wheel_hole, d_eps=d_eps, gravity=gravity, gap=gap, forces=forces,
+               stable=stable)
+    return GroundContact(
+        position=t, rotation=R, ypr=ypr, base_position=base,
+        wheel_hole=wheel_hole.T, wheel_off_map=wheel_off.T, hole=wheel_hole.any(0),
+        off_map=wheel_off.any(0), converged=converged, iterations=iterations,
+        rear_axle_pose=T_br, _src=src)
+
+
+def _wheel_quantities(vehicle, t, R, wheels, ground_h, wheel_hole, d_eps, gravity,
+                      gap=None, forces=None, stable=None) -> dict:
+    """Per-wheel fields of :class:`GroundContact` from its ``(K, N)`` sources."""
+    E = tuple(tuple(R[:, i, j] for j in range(3)) for i in range(3))
+    ox, oy, oz = _offsets(E, wheels)
+    cx, cy, _ = _rotate(E, vehicle.com)
+    com_x, com_y = t[:, 0] + cx, t[:, 1] + cy
     hx = t[:, 0] + ox
     hy = t[:, 1] + oy
     hz = t[:, 2] + oz
@@ -270,20 +339,11 @@ def _finish(vehicle: Vehicle, ypr, E, t, offs, ground_h, wheel_hole, wheel_off, 
         gap = hz - vehicle.wheel_radius - ground_h
     contact = (gap <= d_eps) & ~wheel_hole
     if forces is None:
-        cx, cy, _ = _rotate(E, vehicle.com)
-        forces, stable = _support_forces_kn(hx, hy, t[:, 0] + cx, t[:, 1] + cy, contact,
+        forces, stable = _support_forces_kn(hx, hy, com_x, com_y, contact,
                                             vehicle.mass * gravity)
-    R = stack_entries(E)
-    T_br = torch.tensor(vehicle.rear_axle_pose, dtype=R.dtype, device=R.device)
-    bx, by, bz = _rotate(E, vehicle.base_offset)
-    base = torch.stack((t[:, 0] + bx, t[:, 1] + by, t[:, 2] + bz), 1)
-    return GroundContact(
-        position=t, rotation=R, ypr=ypr, base_position=base,
-        wheel_position=torch.stack((hx, hy, hz), -1).transpose(0, 1), ground_height=ground_h.T,
-        gap=gap.T, contact=contact.T, normal_force=forces.T, stable=stable,
-        wheel_hole=wheel_hole.T, wheel_off_map=wheel_off.T, hole=wheel_hole.any(0),
-        off_map=wheel_off.any(0),
-        converged=converged, iterations=iterations, rear_axle_pose=T_br)
+    return {"wheel_position": torch.stack((hx, hy, hz), -1).transpose(0, 1),
+            "ground_height": ground_h.T, "gap": gap.T, "contact": contact.T,
+            "normal_force": forces.T, "stable": stable}
 
 
 # ----------------------------------------------------------------------------- four wheel
@@ -330,7 +390,7 @@ def four_wheel(vehicle: Vehicle, terrain: HeightMap, x, y, yaw, map_index=None, 
         wh = _fill_holes(wh, whole, 0.0)
     ones = torch.ones_like(x, dtype=torch.bool)
     iters = torch.ones_like(x, dtype=torch.int32)
-    return _finish(vehicle, torch.stack((yaw, pitch, roll), 1), E, t, _offsets(E, wheels), wh,
+    return _finish(vehicle, torch.stack((yaw, pitch, roll), 1), E, t, wheels, wh,
                    whole, woff, d_eps, gravity, ones, iters)
 
 
@@ -530,7 +590,7 @@ def _rigid_plane(vehicle, terrain, x, y, yaw, mi, d_eps, gravity, max_iter, tol,
     z0 = p[:, 2] - (n[:, 0] * (x - p[:, 0]) + n[:, 1] * (y - p[:, 1])) / n[:, 2]
     t = torch.stack((x, y, z0), 1)
     converged = (change <= tol) & found
-    return _finish(vehicle, torch.stack((yaw, pitch, roll), 1), R, t, offs, h, hole, off,
+    return _finish(vehicle, torch.stack((yaw, pitch, roll), 1), R, t, wheels, h, hole, off,
                    d_eps, gravity, converged, iters)
 
 
@@ -599,7 +659,7 @@ def _rigid_drop(vehicle, terrain, x, y, yaw, mi, d_eps, gravity, max_iter, dt, t
     res_m = torch.maximum((f * dx).sum(1).abs(), (f * dy).sum(1).abs())
     scale = torch.maximum(dx.abs().amax(1), dy.abs().amax(1)).clamp_min(1e-3)
     stable = (res_f <= 1e-6 * m * g) & (res_m <= 1e-6 * m * g * scale)
-    return _finish(vehicle, torch.stack((yaw, pitch, roll), 1), R, t, off_b, h, hole, off, d_eps,
+    return _finish(vehicle, torch.stack((yaw, pitch, roll), 1), R, t, wheels, h, hole, off, d_eps,
                    gravity, done, iters, gap=gap, forces=f.T, stable=stable)
 
 

@@ -350,7 +350,7 @@ class Simulator:
         # place the vehicle; the sensor starts at rest there
         gc = self._place(warm=False)
         p, R = self._sensor(gc)
-        self.contact = gc if self.contact is None else _merge(mask, gc, self.contact)
+        self.contact = gc if self.contact is None else gc.where(mask, self.contact)
         self.sensor_pos = torch.where(mk2, p, self.sensor_pos)
         self.sensor_vel = torch.where(mk2, torch.zeros_like(p), self.sensor_vel)
         self.prev_rot = torch.where(mk.view(-1, 1, 1), R, self.prev_rot)
@@ -556,16 +556,3 @@ class Simulator:
         info["end_reason"] = reason
         info["bad_action"] = bad
         return self.observe(), reward, terminated, info
-
-
-def _merge(mask, new, old):
-    """A GroundContact taking ``new`` where ``mask`` and ``old`` elsewhere."""
-    out = {}
-    for f in fields(new):
-        a, b = getattr(new, f.name), getattr(old, f.name)
-        if f.name == "rear_axle_pose":
-            out[f.name] = a
-            continue
-        m = mask.view((-1,) + (1,) * (a.ndim - 1))
-        out[f.name] = torch.where(m, a, b)
-    return type(new)(**out)
