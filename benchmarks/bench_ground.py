@@ -32,7 +32,12 @@ def main(argv=None):
     p.add_argument("--repeats", type=int, default=10)
     p.add_argument("--quick", action="store_true")
     p.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    p.add_argument("--compile", action="store_true",
+                   help="torch.compile the plane and four-wheel calls (N = 4096 and 65536); "
+                        "the pose only, as a caller that does not read the loads")
     args = p.parse_args(argv)
+    if args.compile:
+        return compiled(args)
     print(f"# {platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}")
     print("| method | wheels | N | threads | median ms/call | poses/s |")
     print("|---|---|---|---|---|---|")
@@ -59,6 +64,37 @@ def main(argv=None):
                         dt = median_time(fn, reps)
                     print(f"| {name} | {K} | {n} | {t} | {dt * 1e3:.3f} | {n / dt:,.0f} |",
                           flush=True)
+
+
+def compiled(args):
+    """Compiled calls returning what a pose-only caller reads (pose, base pose, flags); the
+    per-wheel loads are computed on first access and are not read here."""
+    import functools
+
+    torch._dynamo.config.recompile_limit = 64
+    print(f"# {platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}, compiled")
+    print("| method | wheels | N | threads | median ms/call | poses/s |")
+    print("|---|---|---|---|---|---|")
+    hm = terrain.make_heightmap(terrain.PerlinConfig(size=(40.0, 40.0), resolution=0.05,
+                                                     octaves=4, frequency=0.1, amplitude=1.0), 0)
+    rng = np.random.default_rng(0)
+    for vehicle in (husky(),):
+        for n in (4096, 65536):
+            x = torch.from_numpy(rng.uniform(-18, 18, n).astype(np.float32))
+            y = torch.from_numpy(rng.uniform(-18, 18, n).astype(np.float32))
+            yaw = torch.from_numpy(rng.uniform(-np.pi, np.pi, n).astype(np.float32))
+            for name, fn in (("four_wheel", four_wheel), ("rigid_contact plane", rigid_contact)):
+                def pose(a, b, c, fn=fn):
+                    r = fn(vehicle, hm, a, b, c)
+                    return r.position, r.ypr, r.base_position, r.hole, r.off_map, r.converged
+                torch._dynamo.reset()
+                cf = torch.compile(pose, dynamic=False)
+                for t in args.threads:
+                    torch.set_num_threads(t)
+                    with torch.inference_mode():
+                        dt = median_time(lambda: cf(x, y, yaw), args.repeats, warmup=2)
+                    print(f"| {name} compiled | {vehicle.num_wheels} | {n} | {t} | "
+                          f"{dt * 1e3:.3f} | {n / dt:,.0f} |", flush=True)
 
 
 if __name__ == "__main__":

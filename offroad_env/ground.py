@@ -302,7 +302,7 @@ def _rotate(E, v) -> tuple:
 
 
 def _finish(vehicle: Vehicle, ypr, E, t, wheels, ground_h, wheel_hole, wheel_off, d_eps,
-            gravity, converged, iterations, gap=None, forces=None, stable=None
+            gravity, converged, iterations, gap=None, forces=None, stable=None, offs=None
             ) -> GroundContact:
     """Assemble the result. The per-wheel quantities (gaps, contacts, loads) are computed on
     first access from these sources, unless given.
@@ -317,7 +317,7 @@ def _finish(vehicle: Vehicle, ypr, E, t, wheels, ground_h, wheel_hole, wheel_off
     base = torch.stack((t[:, 0] + bx, t[:, 1] + by, t[:, 2] + bz), 1)
     src = dict(vehicle=vehicle, t=t, R=R, wheels=wheels, ground_h=ground_h,
                wheel_hole=wheel_hole, d_eps=d_eps, gravity=gravity, gap=gap, forces=forces,
-               stable=stable)
+               stable=stable, offs=offs)
     return GroundContact(
         position=t, rotation=R, ypr=ypr, base_position=base,
         wheel_hole=wheel_hole.T, wheel_off_map=wheel_off.T, hole=wheel_hole.any(0),
@@ -326,10 +326,11 @@ def _finish(vehicle: Vehicle, ypr, E, t, wheels, ground_h, wheel_hole, wheel_off
 
 
 def _wheel_quantities(vehicle, t, R, wheels, ground_h, wheel_hole, d_eps, gravity,
-                      gap=None, forces=None, stable=None) -> dict:
-    """Per-wheel fields of :class:`GroundContact` from its ``(K, N)`` sources."""
+                      gap=None, forces=None, stable=None, offs=None) -> dict:
+    """Per-wheel fields of :class:`GroundContact` from its ``(K, N)`` sources (``offs``: the
+    hub offsets when the method computed them anyway)."""
     E = tuple(tuple(R[:, i, j] for j in range(3)) for i in range(3))
-    ox, oy, oz = _offsets(E, wheels)
+    ox, oy, oz = _offsets(E, wheels) if offs is None else offs
     cx, cy, _ = _rotate(E, vehicle.com)
     com_x, com_y = t[:, 0] + cx, t[:, 1] + cy
     hx = t[:, 0] + ox
@@ -591,7 +592,7 @@ def _rigid_plane(vehicle, terrain, x, y, yaw, mi, d_eps, gravity, max_iter, tol,
     t = torch.stack((x, y, z0), 1)
     converged = (change <= tol) & found
     return _finish(vehicle, torch.stack((yaw, pitch, roll), 1), R, t, wheels, h, hole, off,
-                   d_eps, gravity, converged, iters)
+                   d_eps, gravity, converged, iters, offs=offs)
 
 
 def _rigid_drop(vehicle, terrain, x, y, yaw, mi, d_eps, gravity, max_iter, dt, tol):
@@ -660,7 +661,7 @@ def _rigid_drop(vehicle, terrain, x, y, yaw, mi, d_eps, gravity, max_iter, dt, t
     scale = torch.maximum(dx.abs().amax(1), dy.abs().amax(1)).clamp_min(1e-3)
     stable = (res_f <= 1e-6 * m * g) & (res_m <= 1e-6 * m * g * scale)
     return _finish(vehicle, torch.stack((yaw, pitch, roll), 1), R, t, wheels, h, hole, off, d_eps,
-                   gravity, done, iters, gap=gap, forces=f.T, stable=stable)
+                   gravity, done, iters, gap=gap, forces=f.T, stable=stable, offs=off_b)
 
 
 def _wrenches(roll, pitch, wheels, com_b, weight):
