@@ -48,7 +48,7 @@ def throughput(n, repeats):
         ("skid-steer soft (4 wheels, 1 substep)",
          lambda: skid_steer_step(v, SkidSteerParams(soil="soft"), s, tq, fz, z, z, 0.02)),
     ]
-    print(f"| model | N | threads | median us/step | env-steps/s |")
+    print("| model | N | threads | median us/step | env-steps/s |")
     print("|---|---|---|---|---|")
     for name, fn in cases:
         for t in (1, 2):

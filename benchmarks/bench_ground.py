@@ -27,6 +27,20 @@ from offroad_env.ground import four_wheel, rigid_contact  # noqa: E402
 from offroad_env.vehicle import eight_wheel_rover, husky  # noqa: E402
 
 
+def bench_map() -> terrain.HeightMap:
+    """The benchmark terrain: 40 x 40 m of Perlin noise at 0.05 m (801^2), float32."""
+    return terrain.make_heightmap(terrain.PerlinConfig(size=(40.0, 40.0), resolution=0.05,
+                                                       octaves=4, frequency=0.1, amplitude=1.0), 0)
+
+
+def bench_poses(rng: np.random.Generator, n: int):
+    """``n`` planar poses uniform over the map (2 m from its border), float32."""
+    x = torch.from_numpy(rng.uniform(-18, 18, n).astype(np.float32))
+    y = torch.from_numpy(rng.uniform(-18, 18, n).astype(np.float32))
+    yaw = torch.from_numpy(rng.uniform(-np.pi, np.pi, n).astype(np.float32))
+    return x, y, yaw
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--repeats", type=int, default=10)
@@ -41,16 +55,13 @@ def main(argv=None):
     print(f"# {platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}")
     print("| method | wheels | N | threads | median ms/call | poses/s |")
     print("|---|---|---|---|---|---|")
-    hm = terrain.make_heightmap(terrain.PerlinConfig(size=(40.0, 40.0), resolution=0.05,
-                                                     octaves=4, frequency=0.1, amplitude=1.0), 0)
+    hm = bench_map()
     rng = np.random.default_rng(0)
     sizes = [1, 4096] if args.quick else [1, 4096, 65536]
     for vehicle in (husky(), eight_wheel_rover()):
         K = vehicle.num_wheels
         for n in sizes:
-            x = torch.from_numpy(rng.uniform(-18, 18, n).astype(np.float32))
-            y = torch.from_numpy(rng.uniform(-18, 18, n).astype(np.float32))
-            yaw = torch.from_numpy(rng.uniform(-np.pi, np.pi, n).astype(np.float32))
+            x, y, yaw = bench_poses(rng, n)
             cases = [("four_wheel", lambda: four_wheel(vehicle, hm, x, y, yaw)),
                      ("rigid_contact plane", lambda: rigid_contact(vehicle, hm, x, y, yaw))]
             if n == 1:  # the reference iteration: thousands of small SVDs, far too slow at scale
@@ -69,20 +80,15 @@ def main(argv=None):
 def compiled(args):
     """Compiled calls returning what a pose-only caller reads (pose, base pose, flags); the
     per-wheel loads are computed on first access and are not read here."""
-    import functools
-
     torch._dynamo.config.recompile_limit = 64
     print(f"# {platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}, compiled")
     print("| method | wheels | N | threads | median ms/call | poses/s |")
     print("|---|---|---|---|---|---|")
-    hm = terrain.make_heightmap(terrain.PerlinConfig(size=(40.0, 40.0), resolution=0.05,
-                                                     octaves=4, frequency=0.1, amplitude=1.0), 0)
+    hm = bench_map()
     rng = np.random.default_rng(0)
     for vehicle in (husky(),):
         for n in (4096, 65536):
-            x = torch.from_numpy(rng.uniform(-18, 18, n).astype(np.float32))
-            y = torch.from_numpy(rng.uniform(-18, 18, n).astype(np.float32))
-            yaw = torch.from_numpy(rng.uniform(-np.pi, np.pi, n).astype(np.float32))
+            x, y, yaw = bench_poses(rng, n)
             for name, fn in (("four_wheel", four_wheel), ("rigid_contact plane", rigid_contact)):
                 def pose(a, b, c, fn=fn):
                     r = fn(vehicle, hm, a, b, c)

@@ -310,7 +310,7 @@ class Simulator:
 
     def reset(self, mask: torch.Tensor) -> torch.Tensor:
         """Start new episodes in the masked environments; returns all observations ``(N, D)``."""
-        cfg, task = self.cfg, self.cfg.task
+        task = self.cfg.task
         u = self._draw(8, mask)
         x0, x1, y0, y1 = self.maps.bounds
         m = min(task.spawn_margin, 0.45 * (x1 - x0), 0.45 * (y1 - y0))

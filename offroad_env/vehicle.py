@@ -12,7 +12,7 @@ i.e. ``wheel_radius`` straight below the hub in the world frame.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
