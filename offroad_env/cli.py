@@ -1,6 +1,7 @@
 """The ``offroad-env`` command line.
 
-    offroad-env demo [--out DIR]                  the main job (see README and demo.py)
+    offroad-env demo [--out DIR] [--terrain peaks|FILE] [--vehicle husky] [--dynamics ackermann]
+                     [--ground four_wheel]         the main job (see README and demo.py)
     offroad-env terrain generate NAME [options]   write a generated map as PNG + JSON sidecar
     offroad-env terrain info MAP [--json]         size, extent, height range, slope statistics
     offroad-env terrain preview MAP [-o PNG]      a hillshade picture a person can look at
@@ -23,6 +24,9 @@ import torch
 
 import terrain
 from terrain.generators import GENERATORS, TerrainConfig, config_fields
+
+from .sim import DYNAMICS, GROUND_METHODS
+from .vehicle import PRESETS
 
 
 class CliError(Exception):
@@ -141,7 +145,13 @@ def cmd_demo(args) -> int:
     from . import demo
 
     out = Path(args.out)
-    report = demo.run(out, seed=args.seed, envs=args.envs, steps=args.steps)
+    try:
+        report = demo.run(out, seed=args.seed, envs=args.envs, steps=args.steps,
+                          terrain_spec=args.terrain, vehicle=args.vehicle,
+                          dynamics=args.dynamics, ground=args.ground, plots=not args.no_plots,
+                          duration=args.duration)
+    except (ValueError, ImportError) as exc:
+        raise CliError(str(exc)) from None
     demo.print_report(report, out)
     return 0
 
@@ -156,6 +166,15 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--envs", type=int, default=256, help="vehicles in the env demo")
     demo.add_argument("--steps", type=int, default=200, help="steps of the env demo")
+    demo.add_argument("--terrain", default="peaks",
+                      help="a generator name (" + ", ".join(n for n in GENERATORS if n != "sum")
+                      + ") or a map file (.png/.npy/.txt); default %(default)s, the seed's map")
+    demo.add_argument("--vehicle", default="husky", choices=list(PRESETS))
+    demo.add_argument("--dynamics", default="ackermann", choices=list(DYNAMICS))
+    demo.add_argument("--ground", default="four_wheel", choices=list(GROUND_METHODS))
+    demo.add_argument("--duration", type=float, default=30.0,
+                      help="seconds of the drive (default %(default)s, the seed's)")
+    demo.add_argument("--no-plots", action="store_true", help="skip the matplotlib figures")
     demo.set_defaults(func=cmd_demo)
 
     ter = sub.add_parser("terrain", help="terrain tools")

@@ -1,12 +1,15 @@
 """The main job (``offroad-env demo`` / ``make demo``): the four-wheel seed's worked example,
 then the batched environment.
 
-1. The seed's terrain: smoothed peaks over 40 x 40 m at 0.2 m, written as a 16-bit Unreal PNG
-   with its JSON sidecar, read back, previewed and summarised.
-2. The seed's drive: a Husky on that map under Ackermann kinematics at 2 m/s with a steering
-   rate of 0.5 sin(2 pi 0.15 t) rad/s for 30 s, placed on the terrain by ``four_wheel`` (the
-   seed's block) and by ``rigid_contact``; the same summary the seed prints (duration, distance,
-   max roll and pitch, z range), the trajectory as CSV and a picture of the path.
+1. The terrain: by default the seed's smoothed peaks over 40 x 40 m at 0.2 m, written as a 16-bit
+   Unreal PNG with its JSON sidecar, read back, previewed and summarised (``--terrain`` picks
+   another generator or a map file).
+2. The seed's drive: a Husky from the origin, heading +x, at 2 m/s with a steering rate of
+   0.5 sin(2 pi 0.15 t) rad/s for 30 s at 10 ms steps, run through the simulator (so the pose,
+   the IMU and the contact are the product's own), placed by the chosen ground-following method
+   and, for comparison, by the other one; the seed's summary (duration, distance, max roll and
+   pitch, z range), a CSV log (time, translation, rotation angles, IMU) and the seed's plots
+   (elevation, roll and pitch, yaw, the 3-D terrain with the path, a top-down map).
 3. The environment: ``OffroadNav-v0`` as a vector env of 256 vehicles under a random policy;
    steps per second, episode ends by reason, and one rendered frame.
 """
@@ -24,77 +27,155 @@ import torch
 
 import terrain
 
-from .dynamics import AckermannParams, ackermann_step
-from .ground import four_wheel, rigid_contact
+from .sim import GROUND_METHODS, SimConfig, Simulator
 from .tasks import REASONS
-from .vehicle import husky
+from .vehicle import preset
 
 SEED_SUMMARY = {"duration_s": 30.0, "distance_m": 62.1547, "max_roll_deg": 25.582,
                 "max_pitch_deg": 23.542, "z_range_m": [-0.29073, 1.5317]}
 
+#: columns of the drive log (``drive.csv``): base_link translation [m], ZYX angles [rad],
+#: rear-axle height [m], IMU specific force [m/s^2] and angular rate [rad/s] in base_link
+LOG_COLUMNS = ("t", "x", "y", "z", "yaw", "pitch", "roll", "axle_z", "accel_x", "accel_y",
+               "accel_z", "gyro_x", "gyro_y", "gyro_z")
 
-def drive_seed_example(hm: terrain.HeightMap, dt: float = 0.01, t_end: float = 30.0):
-    """Returns per-step arrays of the drive (both ground-following methods)."""
-    v = husky()
-    params = AckermannParams(wheel_base=v.wheel_base, max_steer=1.3, max_steer_rate=2.0)
+
+def seed_commands(dt: float, t_end: float, wheel_base: float, speed: float = 2.0,
+                  max_steer: float = 1.3):
+    """The seed's open-loop drive as ``(t, v, steer_rate, steer, yaw_rate)`` arrays: constant
+    speed, steering rate ``0.5 sin(2 pi 0.15 t)`` [rad/s], the steering angle its integral
+    (clamped to ``max_steer``), and the Ackermann yaw rate ``v tan(steer) / L``."""
     n = int(round(t_end / dt)) + 1
-    f64 = torch.float64
-    x = y = th = steer = torch.zeros(1, dtype=f64)
-    speed = torch.full((1,), 2.0, dtype=f64)
-    poses = []
-    for k in range(n):
-        poses.append((x.item(), y.item(), th.item()))
-        rate = torch.full((1,), 0.5 * math.sin(2 * math.pi * 0.15 * k * dt), dtype=f64)
-        x, y, th, steer = ackermann_step(params, x, y, th, steer, speed, rate, dt)
-    P = torch.tensor(poses, dtype=f64)
-    hm64 = hm.to(dtype=f64)
-    fw = four_wheel(v, hm64, P[:, 0], P[:, 1], P[:, 2])
-    rc = rigid_contact(v, hm64, P[:, 0], P[:, 1], P[:, 2])
     t = np.arange(n) * dt
-    return t, P.numpy(), fw, rc
+    rate = 0.5 * np.sin(2 * np.pi * 0.15 * t)
+    steer = np.zeros(n)
+    for k in range(1, n):
+        steer[k] = np.clip(steer[k - 1] + rate[k - 1] * dt, -max_steer, max_steer)
+    v = np.full(n, speed)
+    return t, v, rate, steer, v * np.tan(steer) / wheel_base
 
 
-def summarise(t, P, res) -> dict:
-    base = res.base_position.numpy()
-    step = np.diff(base[:, :2], axis=0)  # as the seed: the path of base_link, not the axle
-    return {"duration_s": float(t[-1]), "distance_m": float(np.hypot(*step.T).sum()),
-            "max_roll_deg": float(np.degrees(np.abs(res.roll.numpy())).max()),
-            "max_pitch_deg": float(np.degrees(np.abs(res.pitch.numpy())).max()),
-            "z_range_m": [float(base[:, 2].min()), float(base[:, 2].max())],
-            "off_map_steps": int(res.off_map.sum()), "unstable_steps": int((~res.stable).sum())}
+def drive(hm: terrain.HeightMap, vehicle: str = "husky", dynamics: str = "ackermann",
+          ground: str = "four_wheel", dt: float = 0.01, t_end: float = 30.0,
+          speed: float = 2.0) -> dict:
+    """Drive the seed's manoeuvre through :class:`Simulator` (N = 1, float64) and log it.
+
+    The commands are mapped per dynamics model: Ackermann gets the speed and steering rate
+    (the seed's input); unicycle the speed and the Ackermann yaw rate; skid-steer the left and
+    right wheel speeds of that yaw rate. Returns ``{column: (T,) array}`` of :data:`LOG_COLUMNS`
+    plus ``off_map`` and ``stable`` flags.
+    """
+    veh = preset(vehicle)
+    max_steer = 1.3
+    t, v, rate, steer, w = seed_commands(dt, t_end, veh.wheel_base, speed, max_steer)
+    from .dynamics import AckermannParams
+    cfg = SimConfig(vehicle=vehicle, dt=dt, dynamics=dynamics, ground=ground, heightmap=hm,
+                    max_speed=speed, max_yaw_rate=max(1.0, float(np.abs(w).max())),
+                    ackermann=AckermannParams(wheel_base=veh.wheel_base, max_steer=max_steer,
+                                              max_steer_rate=2.0),
+                    num_maps=1)  # the drive ignores the task's goal and terminations
+    sim = Simulator(cfg, 1, dtype=torch.float64)
+    sim.reset(torch.ones(1, dtype=torch.bool), torch.zeros(1, 3, dtype=torch.float64))
+    if dynamics == "ackermann":
+        acts = np.stack((v / speed, rate / 2.0), 1)
+    elif dynamics == "unicycle":
+        acts = np.stack((v / speed, w / cfg.max_yaw_rate), 1)
+    else:  # skid-steer: left/right wheel speed commands, normalised by max_speed
+        half = 0.5 * veh.track_width
+        acts = np.stack(((v - w * half) / speed, (v + w * half) / speed), 1)
+    log = {k: [] for k in LOG_COLUMNS + ("off_map", "stable")}
+
+    def record(k):
+        gc = sim.contact
+        bp = gc.base_position[0]
+        vals = (t[k], bp[0], bp[1], bp[2], gc.yaw[0], gc.pitch[0], gc.roll[0],
+                gc.position[0, 2], *sim.accel[0], *sim.gyro[0])
+        for name, val in zip(LOG_COLUMNS, vals):
+            log[name].append(float(val))
+        log["off_map"].append(bool(gc.off_map[0]))
+        log["stable"].append(bool(gc.stable[0]))
+
+    with torch.inference_mode():
+        record(0)
+        for k in range(1, len(t)):
+            sim.step(torch.as_tensor(acts[k - 1:k]))
+            record(k)
+    return {k: np.asarray(val) for k, val in log.items()}
 
 
-def run(out: Path, seed: int = 0, envs: int = 256, steps: int = 200) -> dict:
+def summarise(log: dict) -> dict:
+    """The seed's summary of a drive log (the path length of base_link, as the seed)."""
+    step = np.hypot(np.diff(log["x"]), np.diff(log["y"]))
+    return {"duration_s": float(log["t"][-1]), "distance_m": float(step.sum()),
+            "max_roll_deg": float(np.degrees(np.abs(log["roll"])).max()),
+            "max_pitch_deg": float(np.degrees(np.abs(log["pitch"])).max()),
+            "z_range_m": [float(log["z"].min()), float(log["z"].max())],
+            "off_map_steps": int(log["off_map"].sum()),
+            "unstable_steps": int((~log["stable"]).sum())}
+
+
+def write_log(log: dict, path: Path) -> None:
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(LOG_COLUMNS)
+        for k in range(len(log["t"])):
+            w.writerow([f"{log['t'][k]:.2f}"] + [f"{log[c][k]:.6f}" for c in LOG_COLUMNS[1:]])
+
+
+def load_terrain(spec: str, seed: int) -> tuple[terrain.HeightMap, str]:
+    """A map from a generator name (its default config) or a file path."""
+    if spec in terrain.GENERATORS:
+        cls, _ = terrain.GENERATORS[spec]
+        hm = terrain.make_heightmap(cls(), np.random.default_rng(seed), dtype=torch.float64)
+        return hm, f"generated {spec} (seed {seed})"
+    if not Path(spec).exists():
+        raise ValueError(f"--terrain {spec!r} is neither a generator ({', '.join(terrain.GENERATORS)})"
+                         " nor an existing map file")
+    return terrain.load(spec).to(dtype=torch.float64), f"file {spec}"
+
+
+def run(out: Path, seed: int = 0, envs: int = 256, steps: int = 200, terrain_spec: str = "peaks",
+        vehicle: str = "husky", dynamics: str = "ackermann", ground: str = "four_wheel",
+        plots: bool = True, duration: float = 30.0) -> dict:
+    """Run the main job, writing into ``out``; returns the report (also ``report.json``)."""
+    preset(vehicle)  # unknown names fail here, before any work
+    if not (math.isfinite(duration) and 0 < duration <= 600):
+        raise ValueError(f"duration must be in (0, 600] s, got {duration}")
+    if ground not in GROUND_METHODS:
+        raise ValueError(f"ground must be one of {GROUND_METHODS}, got {ground!r}")
     out.mkdir(parents=True, exist_ok=True)
-    report = {}
+    report = {"options": {"terrain": terrain_spec, "vehicle": vehicle, "dynamics": dynamics,
+                          "ground": ground, "seed": seed, "duration": duration}}
     # 1. terrain
-    cfg = terrain.PeaksConfig()
-    hm = terrain.make_heightmap(cfg, np.random.default_rng(seed), dtype=torch.float64)
-    png = out / "terrain_heightmap.png"
-    terrain.save(hm, png)
-    loaded = terrain.load(png)
-    terrain.save_preview(loaded, out / "terrain_preview.png")
-    stats = terrain.statistics(loaded)
+    hm, origin = load_terrain(terrain_spec, seed)
+    written = []
+    if not hm.has_holes:  # PNG cannot hold holes
+        png = out / "terrain_heightmap.png"
+        terrain.save(hm, png)
+        hm = terrain.load(png).to(dtype=torch.float64)
+        written += ["terrain_heightmap.png + .json"]
+    terrain.save_preview(hm, out / "terrain_preview.png")
+    stats = terrain.statistics(hm)
+    stats["source"] = origin
     (out / "terrain_stats.json").write_text(json.dumps(stats, indent=2) + "\n")
     report["terrain"] = stats
-    # 2. the seed's drive
-    t, P, fw, rc = drive_seed_example(loaded)
-    report["drive_four_wheel"] = summarise(t, P, fw)
-    report["drive_rigid_contact"] = summarise(t, P, rc)
-    report["drive_seed_published"] = SEED_SUMMARY
-    with open(out / "drive.csv", "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["t", "x", "y", "yaw", "z_fw", "roll_fw", "pitch_fw", "z_rc", "roll_rc",
-                    "pitch_rc"])
-        for k in range(len(t)):
-            w.writerow([f"{t[k]:.2f}", *(f"{v:.6f}" for v in P[k]),
-                        f"{fw.base_position[k, 2]:.6f}", f"{fw.roll[k]:.6f}",
-                        f"{fw.pitch[k]:.6f}", f"{rc.base_position[k, 2]:.6f}",
-                        f"{rc.roll[k]:.6f}", f"{rc.pitch[k]:.6f}"])
-    _path_picture(loaded, P, out / "drive_path.png")
+    # 2. the seed's drive, with the chosen method and the other one for comparison
+    other = [g for g in GROUND_METHODS if g != ground][0]
+    log = drive(hm, vehicle, dynamics, ground, t_end=duration)
+    log_other = drive(hm, vehicle, dynamics, other, t_end=duration)
+    report["drive"] = {ground: summarise(log), other: summarise(log_other)}
+    if (terrain_spec, vehicle, dynamics, duration) == ("peaks", "husky", "ackermann", 30.0):
+        report["drive"]["seed published"] = SEED_SUMMARY
+    write_log(log, out / "drive.csv")
+    written += ["drive.csv", "drive_path.png"]
+    _path_picture(hm, log, out / "drive_path.png")
+    if plots:
+        from .plots import drive_plots
+        written += drive_plots(hm, log, out, title=f"{vehicle}, {dynamics}, {ground}")
     # 3. the environment
     from .vector_env import OffroadVectorEnv
-    env = OffroadVectorEnv(num_envs=envs, max_episode_steps=100, render_mode="rgb_array")
+    env = OffroadVectorEnv(num_envs=envs, max_episode_steps=100, render_mode="rgb_array",
+                           vehicle=vehicle)
     env.reset(seed=seed)
     g = torch.Generator().manual_seed(seed)
     ends = {name: 0 for name in REASONS.values() if name != "none"}
@@ -111,8 +192,10 @@ def run(out: Path, seed: int = 0, envs: int = 256, steps: int = 200) -> dict:
     dt = time.perf_counter() - t0
     from PIL import Image
     Image.fromarray(env.render()[0]).save(out / "env_frame.png")
+    written += ["env_frame.png", "report.json"]
     report["env"] = {"num_envs": envs, "steps": steps, "env_steps_per_s": envs * steps / dt,
                      "episode_ends": ends, "mean_return_per_env": float(returns.mean())}
+    report["written"] = written
     (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
     return report
 
@@ -123,7 +206,8 @@ def _path_picture(hm, P, path):
     img = Image.fromarray(terrain.preview_image(hm))
     W, H = img.size
     x0, x1, y0, y1 = hm.bounds
-    pts = [((x - x0) / (x1 - x0) * (W - 1), (y1 - y) / (y1 - y0) * (H - 1)) for x, y, _ in P]
+    pts = [((x - x0) / (x1 - x0) * (W - 1), (y1 - y) / (y1 - y0) * (H - 1))
+           for x, y in zip(P["x"], P["y"])]
     img = img.resize((W * 3, H * 3))
     d = ImageDraw.Draw(img)
     d.line([(3 * a, 3 * b) for a, b in pts], fill=(255, 255, 255), width=2)
@@ -132,23 +216,26 @@ def _path_picture(hm, P, path):
 
 def print_report(report: dict, out: Path) -> None:
     s = report["terrain"]
-    print(f"Terrain: {s['samples'][0]} x {s['samples'][1]} samples, {s['extent_m'][0]:g} x "
-          f"{s['extent_m'][1]:g} m, heights [{s['height_min_m']:.2f}, {s['height_max_m']:.2f}] m")
-    print("\nThe seed's drive (Husky, Ackermann 2 m/s, steering rate 0.5 sin(2 pi 0.15 t)):")
-    print(f"  {'':22s}{'four_wheel':>12s}{'rigid_contact':>15s}{'seed published':>16s}")
-    fw, rc, sd = (report["drive_four_wheel"], report["drive_rigid_contact"],
-                  report["drive_seed_published"])
+    print(f"Terrain ({s['source']}): {s['samples'][0]} x {s['samples'][1]} samples, "
+          f"{s['extent_m'][0]:g} x {s['extent_m'][1]:g} m, heights [{s['height_min_m']:.2f}, "
+          f"{s['height_max_m']:.2f}] m")
+    o = report["options"]
+    print(f"\nThe seed's drive ({o['vehicle']}, {o['dynamics']}, 2 m/s, steering rate "
+          f"0.5 sin(2 pi 0.15 t) rad/s, {o['duration']:g} s):")
+    cols = list(report["drive"])
+    print("  " + " " * 22 + "".join(f"{c:>17s}" for c in cols))
     for key, label in (("duration_s", "duration [s]"), ("distance_m", "distance [m]"),
                        ("max_roll_deg", "max roll [deg]"), ("max_pitch_deg", "max pitch [deg]")):
-        print(f"  {label:22s}{fw[key]:12.2f}{rc[key]:15.2f}{sd[key]:16.2f}")
-    print(f"  {'z range [m]':22s}{fw['z_range_m'][0]:6.2f}..{fw['z_range_m'][1]:<5.2f}"
-          f"{rc['z_range_m'][0]:9.2f}..{rc['z_range_m'][1]:<5.2f}"
-          f"{sd['z_range_m'][0]:10.2f}..{sd['z_range_m'][1]:.2f}")
-    print(f"  {'steps off the map':22s}{fw['off_map_steps']:12d}{rc['off_map_steps']:15d}")
-    print("  (the seed's peaks were smoothed by an unpublished filter, and its steering limit is not "
-          "given: the terrain matches its size and height range, not every sample)")
+        print(f"  {label:22s}" + "".join(f"{report['drive'][c][key]:17.2f}" for c in cols))
+    print(f"  {'z range [m]':22s}" + "".join(
+        f"{report['drive'][c]['z_range_m'][0]:10.2f}..{report['drive'][c]['z_range_m'][1]:<5.2f}"
+        for c in cols))
+    print(f"  {'steps off the map':22s}" + "".join(
+        f"{report['drive'][c]['off_map_steps']:17d}" for c in cols[:2]))
+    if "seed published" in report["drive"]:
+        print("  (the seed's peaks were smoothed by an unpublished filter and its steering limit "
+              "is not given: the terrain matches its size and height range, not every sample)")
     e = report["env"]
     print(f"\nOffroadNav-v0, {e['num_envs']} vehicles x {e['steps']} steps, random policy: "
           f"{e['env_steps_per_s']:,.0f} env-steps/s; episode ends: {e['episode_ends']}")
-    print(f"\nWrote {out}/: terrain_heightmap.png + .json, terrain_preview.png, "
-          "terrain_stats.json, drive.csv, drive_path.png, env_frame.png, report.json")
+    print(f"\nWrote {out}/: " + ", ".join(report["written"]))

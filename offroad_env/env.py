@@ -51,6 +51,7 @@ class OffroadEnv(gym.Env):
         return self.sim.cfg
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """``options["start_pose"]``: optional ``(x, y, yaw)`` replacing the random spawn."""
         super().reset(seed=seed)
         if seed is not None:
             self.sim.set_keys(rngmod.keys_from_seeds([int(seed)]), self._all)
@@ -58,7 +59,10 @@ class OffroadEnv(gym.Env):
         elif not self._seeded:
             self.sim.set_keys(rngmod.random_keys(self.np_random, 1), self._all)
             self._seeded = True
-        obs = self.sim.reset(self._all)
+        start = (options or {}).get("start_pose")
+        if start is not None:
+            start = torch.as_tensor(np.asarray(start, dtype=np.float64).reshape(1, -1))
+        obs = self.sim.reset(self._all, start)
         if self._renderer is not None:
             self._renderer.clear()
             self._renderer.record(0)

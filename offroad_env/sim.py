@@ -21,6 +21,7 @@ from . import tasks
 from .dynamics import (AckermannParams, SkidSteerParams, SkidSteerState, ackermann_step,
                        side_targets, skid_steer_step, unicycle_step)
 from .ground import place
+from .imu import angular_rate, specific_force
 from .vehicle import preset
 
 __all__ = ["SimConfig", "TaskConfig", "ImuConfig", "HeightScanConfig", "Simulator",
@@ -308,8 +309,12 @@ class Simulator:
         self.counters = self.counters + mask.to(torch.int64)
         return u
 
-    def reset(self, mask: torch.Tensor) -> torch.Tensor:
-        """Start new episodes in the masked environments; returns all observations ``(N, D)``."""
+    def reset(self, mask: torch.Tensor, start_pose: torch.Tensor | None = None) -> torch.Tensor:
+        """Start new episodes in the masked environments; returns all observations ``(N, D)``.
+
+        ``start_pose``: optional ``(N, 3)`` planar rear-axle pose ``(x, y, yaw)`` [m, m, rad]
+        used instead of the random spawn (the goal and command are still drawn).
+        """
         task = self.cfg.task
         u = self._draw(8, mask)
         x0, x1, y0, y1 = self.maps.bounds
@@ -317,6 +322,12 @@ class Simulator:
         sx = x0 + m + u[:, 0] * (x1 - x0 - 2 * m)
         sy = y0 + m + u[:, 1] * (y1 - y0 - 2 * m)
         syaw = (2 * u[:, 2] - 1) * math.pi
+        if start_pose is not None:
+            sp = torch.as_tensor(start_pose, dtype=self.dtype, device=self.device)
+            if sp.shape != (self.n, 3) or not bool(torch.isfinite(sp).all()):
+                raise ValueError(f"start_pose must be a finite ({self.n}, 3) tensor of "
+                                 f"(x, y, yaw), got shape {tuple(sp.shape)}")
+            sx, sy, syaw = sp[:, 0], sp[:, 1], sp[:, 2]
         d = task.goal_distance[0] + u[:, 3] * (task.goal_distance[1] - task.goal_distance[0])
         ang = (2 * u[:, 4] - 1) * math.pi
         gx = (sx + d * torch.cos(ang)).clamp(x0 + m, x1 - m)
@@ -354,8 +365,7 @@ class Simulator:
         self.sensor_pos = torch.where(mk2, p, self.sensor_pos)
         self.sensor_vel = torch.where(mk2, torch.zeros_like(p), self.sensor_vel)
         self.prev_rot = torch.where(mk.view(-1, 1, 1), R, self.prev_rot)
-        g_b = (R.transpose(1, 2) @ torch.tensor([0.0, 0.0, self.cfg.gravity], dtype=self.dtype,
-                                                device=self.device))
+        g_b = specific_force(torch.zeros_like(p), R, self.cfg.gravity)  # at rest
         self.accel = torch.where(mk2, g_b, self.accel)
         self.gyro = torch.where(mk2, torch.zeros_like(self.gyro), self.gyro)
         dist = torch.linalg.vector_norm(self.goal - self.contact.base_position[:, :2], dim=1)
@@ -382,17 +392,8 @@ class Simulator:
         ``log(R_prev^T R) / dt``."""
         p, R = self._sensor(gc)
         v = (p - self.sensor_pos) / dt
-        a = (v - self.sensor_vel) / dt
-        a = a + torch.tensor([0.0, 0.0, self.cfg.gravity], dtype=self.dtype, device=self.device)
-        f = (R.transpose(1, 2) @ a.unsqueeze(-1)).squeeze(-1)
-        M = self.prev_rot.transpose(1, 2) @ R
-        s = 0.5 * torch.stack((M[:, 2, 1] - M[:, 1, 2], M[:, 0, 2] - M[:, 2, 0],
-                               M[:, 1, 0] - M[:, 0, 1]), 1)
-        sin_t = torch.linalg.vector_norm(s, dim=1)
-        cos_t = 0.5 * (M[:, 0, 0] + M[:, 1, 1] + M[:, 2, 2] - 1.0)
-        theta = torch.atan2(sin_t, cos_t)
-        scale = torch.where(sin_t > 1e-7, theta / sin_t.clamp_min(1e-7), torch.ones_like(theta))
-        gyro = s * (scale / dt).unsqueeze(1)
+        f = specific_force((v - self.sensor_vel) / dt, R, self.cfg.gravity)
+        gyro = angular_rate(self.prev_rot, R, dt)
         self.sensor_pos, self.sensor_vel, self.prev_rot = p, v, R
         imu = self.cfg.imu
         if imu.accel_noise or imu.gyro_noise or imu.accel_bias_walk or imu.gyro_bias_walk:

@@ -126,6 +126,9 @@ class OffroadVectorEnv(VectorEnv):
     def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
         """Reset all sub-environments, or those of ``options["reset_mask"]``.
 
+        ``options["start_pose"]``: optional ``(N, 3)`` rear-axle ``(x, y, yaw)`` replacing the
+        random spawn of the reset sub-environments.
+
         ``seed``: an int (sub-env i gets ``seed + i``), a list of N ints or Nones, or None
         (continue each sub-env's stream; the first reset draws keys from ``np_random``).
         """
@@ -153,7 +156,8 @@ class OffroadVectorEnv(VectorEnv):
             self.sim.set_keys(rngmod.random_keys(self.np_random, self.num_envs, self.device),
                               torch.ones_like(mask))
             self._seeded = True
-        obs = self.sim.reset(mask)
+        start = (options or {}).get("start_pose")
+        obs = self.sim.reset(mask, None if start is None else torch.as_tensor(start))
         self._done = self._done & ~mask
         if self._renderer is not None and bool(mask[0]):
             self._renderer.clear()

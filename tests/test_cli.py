@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 import numpy as np
 from PIL import Image
 
@@ -71,11 +73,45 @@ def test_demo_writes_terrain_drive_and_env_outputs(tmp_path, capsys):
     assert abs(stats["height_min_m"] + 2.56) < 0.01 and abs(stats["height_max_m"] - 3.18) < 0.01
     assert (tmp_path / "terrain_preview.png").stat().st_size > 1000
     report = json.loads((tmp_path / "report.json").read_text())
-    fw = report["drive_four_wheel"]
+    fw = report["drive"]["four_wheel"]
     # the seed's drive: the rear axle covers 30 s x 2 m/s = 60 m; base_link, 0.256 m ahead of
     # it, covers more in the loops (the seed printed 62.15 m for its base_link path)
     assert fw["duration_s"] == 30.0 and 60 < fw["distance_m"] < 70
     assert 5 < fw["max_roll_deg"] < 45 and 5 < fw["max_pitch_deg"] < 45
-    assert (tmp_path / "drive.csv").read_text().count("\n") == 3002
-    assert (tmp_path / "env_frame.png").exists()
+    assert "rigid_contact" in report["drive"] and "seed published" in report["drive"]
+    rows = (tmp_path / "drive.csv").read_text().splitlines()
+    assert len(rows) == 3002
+    header = rows[0].split(",")
+    assert header[:7] == ["t", "x", "y", "z", "yaw", "pitch", "roll"]
+    assert {"accel_x", "accel_z", "gyro_z"} <= set(header)
+    # the IMU is the simulator's: over the drive, the mean vertical specific force is ~ g
+    az = np.array([float(r.split(",")[header.index("accel_z")]) for r in rows[10:]])
+    assert 9.0 < az.mean() < 10.6
+    for name in ("plot_elevation.png", "plot_roll_pitch.png", "plot_yaw.png",
+                 "plot_terrain_3d.png", "plot_map.png", "env_frame.png"):
+        assert (tmp_path / name).stat().st_size > 5000, name
     assert "env-steps/s" in capsys.readouterr().out
+
+
+def test_demo_options_file_terrain_other_vehicle_and_models(tmp_path, capsys):
+    assert main(["terrain", "generate", "bumps", "-o", str(tmp_path / "m.npy")]) == 0
+    out = tmp_path / "out"
+    assert main(["demo", "--out", str(out), "--terrain", str(tmp_path / "m.npy"),
+                 "--vehicle", "six_wheel_rover", "--dynamics", "skid_steer",
+                 "--ground", "rigid_contact", "--duration", "2", "--no-plots",
+                 "--envs", "4", "--steps", "5"]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["options"]["vehicle"] == "six_wheel_rover"
+    rc = report["drive"]["rigid_contact"]
+    # a 500 kg skid-steer rover accelerates from rest towards 2 m/s: it covers 0.5..4 m
+    assert rc["duration_s"] == 2.0 and 0.5 < rc["distance_m"] < 4.0
+    assert not (out / "plot_map.png").exists()
+
+
+def test_demo_bad_options_are_clear_errors(tmp_path, capsys):
+    assert main(["demo", "--out", str(tmp_path), "--terrain", "nosuch"]) == 2
+    assert "nosuch" in capsys.readouterr().err
+    assert main(["demo", "--out", str(tmp_path), "--duration", "-1"]) == 2
+    assert "duration" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["demo", "--vehicle", "tank"])
