@@ -30,7 +30,8 @@ __all__ = ["Vehicle", "husky", "six_wheel_rover", "eight_wheel_rover", "preset",
            "make_config", "OffroadEnv", "OffroadVectorEnv", "ENV_IDS"]
 
 #: registered ids and their task
-ENV_IDS = {"offroad_env/OffroadNav-v0": "nav", "offroad_env/OffroadVelocity-v0": "velocity"}
+ENV_IDS = {"offroad_env/OffroadNav-v0": "nav", "offroad_env/OffroadVelocity-v0": "velocity",
+           "offroad_env/OffroadNavRough-v0": "nav_rough"}
 
 for _id, _task in ENV_IDS.items():
     if _id not in gym.registry:

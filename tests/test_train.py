@@ -1,0 +1,181 @@
+"""train/: PPO pieces against their definitions, a smoke run with resume, checkpoints that fail
+clearly, evaluation of the baselines, and (slow) learning on OffroadNav-v0."""
+
+import csv
+import json
+
+import pytest
+import torch
+
+from train import evaluate as ev
+from train import ppo
+
+
+def _smoke_cfg(out, **kw):
+    base = dict(num_envs=16, num_steps=8, total_steps=16 * 8 * 3, num_minibatches=2,
+                update_epochs=2, hidden=(16,), out=str(out), progress=False, seed=3)
+    base.update(kw)
+    return ppo.PPOConfig(**base)
+
+
+# ---------------------------------------------------------------- the maths
+def test_gae_matches_its_definition_and_closed_form():
+    g = torch.Generator().manual_seed(0)
+    T, N, gamma, lam = 7, 3, 0.9, 0.8
+    r, v = torch.randn(T, N, generator=g), torch.randn(T, N, generator=g)
+    d = (torch.rand(T, N, generator=g) < 0.25).float()
+    nv = torch.randn(N, generator=g)
+    adv = ppo.compute_gae(r, v, d, nv, gamma, lam)
+    # the definition, term by term: A_t = sum_k (gamma lam)^k delta_{t+k} within the episode
+    vals = torch.cat((v, nv[None]), 0)
+    for n in range(N):
+        for t in range(T):
+            total, w = 0.0, 1.0
+            for k in range(t, T):
+                nonterm = 1.0 - d[k, n]
+                delta = r[k, n] + gamma * vals[k + 1, n] * nonterm - v[k, n]
+                total += w * delta
+                if d[k, n]:
+                    break
+                w *= gamma * lam
+            assert adv[t, n] == pytest.approx(float(total), abs=1e-5)
+    # lam = 1, no ends: A_0 + V_0 = discounted return + gamma^T V_T
+    adv1 = ppo.compute_gae(r, v, torch.zeros_like(r), nv, gamma, 1.0)
+    disc = sum(gamma ** k * r[k] for k in range(T)) + gamma ** T * nv
+    torch.testing.assert_close(adv1[0] + v[0], disc, atol=1e-5, rtol=0)
+
+
+def test_truncation_is_bootstrapped_termination_is_not():
+    r = torch.tensor([1.0, 1.0, 1.0, 1.0])
+    term = torch.tensor([False, True, False, True])
+    trunc = torch.tensor([False, False, True, True])
+    v = torch.tensor([5.0, 5.0, 5.0, 5.0])
+    out = ppo.bootstrap_truncated(r, term, trunc, v, 0.9)
+    assert out.tolist() == [1.0, 1.0, 1.0 + 0.9 * 5.0, 1.0]
+
+
+def test_running_obs_stats_equal_the_batch_moments():
+    agent = ppo.Agent(3, 2, (8,))
+    g = torch.Generator().manual_seed(1)
+    a, b = torch.randn(100, 3, generator=g) * 2 + 1, torch.randn(50, 3, generator=g) - 3
+    agent.update_obs_stats(a)
+    agent.update_obs_stats(b)
+    allx = torch.cat((a, b))
+    torch.testing.assert_close(agent.obs_mean, allx.mean(0), atol=1e-4, rtol=0)
+    torch.testing.assert_close(agent.obs_var, allx.var(0, unbiased=False), atol=1e-3, rtol=1e-3)
+
+
+# ---------------------------------------------------------------- a smoke run
+def test_smoke_run_logs_checkpoints_and_resumes(tmp_path):
+    out = tmp_path / "run"
+    s = ppo.train(_smoke_cfg(out))
+    rows = list(csv.DictReader(open(out / "progress.csv")))
+    assert [int(r["iteration"]) for r in rows] == [1, 2, 3]
+    for col in ("global_step", "return_mean", "length_mean", "success_rate", "tip_over_rate",
+                "reward/progress", "reward/tilt", "policy_loss", "value_loss", "approx_kl"):
+        assert col in rows[0], col
+    assert int(rows[-1]["global_step"]) == 3 * 16 * 8 == s["global_step"]
+    state = torch.load(out / "checkpoint.pt", weights_only=True)
+    assert state["iteration"] == 3 and state["format"] == ppo.CHECKPOINT_FORMAT
+    # nothing is overwritten without force
+    with pytest.raises(FileExistsError, match="--force"):
+        ppo.train(_smoke_cfg(out))
+    assert ppo.main(["--out", str(out), "--num-envs", "16", "--num-steps", "8",
+                     "--total-steps", "128", "--no-progress"]) == 2
+    # resume: continues the iteration count and appends to the log
+    before = dict(torch.load(out / "checkpoint.pt", weights_only=True)["model"])
+    ppo.train(_smoke_cfg(out, total_steps=16 * 8 * 5), resume=str(out / "checkpoint.pt"))
+    rows = list(csv.DictReader(open(out / "progress.csv")))
+    assert [int(r["iteration"]) for r in rows] == [1, 2, 3, 4, 5]
+    after = torch.load(out / "checkpoint.pt", weights_only=True)
+    assert after["global_step"] == 5 * 16 * 8
+    assert not torch.equal(before["actor_log_std"], after["model"]["actor_log_std"]) or \
+        not torch.equal(before["critic.0.weight"], after["model"]["critic.0.weight"])
+
+
+def test_training_is_deterministic_per_seed(tmp_path):
+    ppo.train(_smoke_cfg(tmp_path / "a"))
+    ppo.train(_smoke_cfg(tmp_path / "b"))
+    a = torch.load(tmp_path / "a" / "checkpoint.pt", weights_only=True)["model"]
+    b = torch.load(tmp_path / "b" / "checkpoint.pt", weights_only=True)["model"]
+    for k in a:
+        assert torch.equal(a[k], b[k]), k
+
+
+# ---------------------------------------------------------------- bad input
+class _Evil:
+    pass
+
+
+def test_bad_checkpoints_and_ids_are_clear_errors(tmp_path):
+    with pytest.raises(ppo.CheckpointError, match="does not exist"):
+        ppo.load_checkpoint(tmp_path / "none.pt")
+    (tmp_path / "junk.pt").write_bytes(b"not a checkpoint at all")
+    with pytest.raises(ppo.CheckpointError, match="cannot be read"):
+        ppo.load_checkpoint(tmp_path / "junk.pt")
+    torch.save({"weights": torch.zeros(3)}, tmp_path / "other.pt")
+    with pytest.raises(ppo.CheckpointError, match="not an offroad-env PPO checkpoint"):
+        ppo.load_checkpoint(tmp_path / "other.pt")
+    # an arbitrary pickled object: weights_only refuses it
+    torch.save({"format": ppo.CHECKPOINT_FORMAT, "x": _Evil()}, tmp_path / "evil.pt")
+    with pytest.raises(ppo.CheckpointError, match="cannot be read"):
+        ppo.load_checkpoint(tmp_path / "evil.pt")
+    # a truncated file
+    ppo.train(_smoke_cfg(tmp_path / "run", total_steps=128))
+    data = (tmp_path / "run" / "checkpoint.pt").read_bytes()
+    (tmp_path / "cut.pt").write_bytes(data[: len(data) // 2])
+    with pytest.raises(ppo.CheckpointError, match="cannot be read"):
+        ppo.load_checkpoint(tmp_path / "cut.pt")
+    # another observation layout: the velocity task has a command instead of the goal
+    venv = ppo.make_vec_env("offroad_env/OffroadVelocity-v0", 2)
+    with pytest.raises(ppo.CheckpointError, match="observation layout"):
+        ppo.load_checkpoint(tmp_path / "run" / "checkpoint.pt", venv)
+    with pytest.raises(ValueError, match="unknown env id"):
+        ppo.make_vec_env("offroad_env/Nope-v0", 2)
+    with pytest.raises(ValueError, match="num_envs"):
+        ppo.PPOConfig(num_envs=0)
+    assert ppo.main(["--env-id", "Nope-v9", "--out", str(tmp_path / "x")]) == 2
+    assert ev.main([str(tmp_path / "junk.pt")]) == 2
+    assert ev.main(["--policy", "heuristic", "--env-id", "offroad_env/OffroadVelocity-v0",
+                    "--out", str(tmp_path / "e")]) == 2
+
+
+# ---------------------------------------------------------------- evaluation
+def test_heuristic_reaches_goals_on_easy_terrain_and_random_does_not():
+    h = ev.evaluate("heuristic", "offroad_env/OffroadNav-v0", episodes=64)
+    r = ev.evaluate("random", "offroad_env/OffroadNav-v0", episodes=64)
+    assert h["success_rate"] > 0.9 and r["success_rate"] < 0.2
+    assert sum(h["end_reasons"].values()) == 64
+    # time to goal: at least the straight-line time at 1 m/s from >= 4 m - goal radius
+    assert h["time_to_goal_s"] > 3.5
+    assert 0 < h["mean_abs_roll_deg"] <= h["max_abs_roll_deg"] < 60
+
+
+def test_evaluate_cli_writes_json_plots_and_frames(tmp_path, capsys):
+    ppo.train(_smoke_cfg(tmp_path / "run", total_steps=128))
+    ck = str(tmp_path / "run" / "checkpoint.pt")
+    out = tmp_path / "ev"
+    assert ev.main([ck, "--episodes", "8", "--baselines", "--out", str(out),
+                    "--max-episode-steps", "40"]) == 0
+    res = json.loads((out / "eval.json").read_text())
+    assert set(res) == {"checkpoint", "random", "heuristic"}
+    for r in res.values():
+        assert r["episodes"] == 8 and r["terrain_seed"] == 1000
+        assert len(r["per_episode"]["end_reason"]) == 8
+    assert (out / "frames.png").stat().st_size > 1000
+    assert (out / "eval_outcomes.png").exists()
+    assert "heuristic" in capsys.readouterr().out
+    assert ev.main([ck, "--episodes", "8", "--out", str(out)]) == 2  # exists, no --force
+    assert ev.main([ck, "--episodes", "8", "--out", str(out), "--force",
+                    "--max-episode-steps", "10"]) == 0
+
+
+# ---------------------------------------------------------------- learning (slow)
+@pytest.mark.slow
+def test_ppo_learns_easy_navigation(tmp_path):
+    s = ppo.train(ppo.PPOConfig(total_steps=1_000_000, out=str(tmp_path), progress=False))
+    assert s["success_rate"] >= 0.8
+    agent, _ = ppo.load_checkpoint(s["checkpoint"])
+    res = ev.evaluate(lambda obs: agent.act(obs, deterministic=True), "offroad_env/OffroadNav-v0",
+                      episodes=128)
+    assert res["success_rate"] >= 0.8 and res["tip_over_rate"] < 0.05

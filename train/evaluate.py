@@ -1,0 +1,286 @@
+"""Evaluate a policy on held-out terrain: success, tip-over, time to goal, roll and pitch.
+
+    python -m train.evaluate runs/nav/checkpoint.pt --episodes 512 --out runs/nav/eval
+    python -m train.evaluate runs/nav/checkpoint.pt --baselines      # also random and heuristic
+    python -m train.evaluate --policy heuristic --env-id offroad_env/OffroadNav-v0
+
+M episodes run as M sub-environments of one vector env (each sub-env's first episode counts), on
+maps generated from ``--terrain-seed`` (training uses the registered ``terrain_seed``, 0, so
+the default 1000 is held out) with spawn seeds from ``--seed``. Policies:
+
+* ``checkpoint``: the PPO agent's mean action (deterministic);
+* ``random``: uniform actions in [-1, 1];
+* ``heuristic``: drive straight at the goal, turning towards it in proportion to the bearing
+  (unicycle and skid-steer nav tasks).
+
+Writes ``eval.json`` (per policy: rates, times, attitude statistics and per-episode values),
+``eval_outcomes.png`` and ``eval_attitude.png`` (with the ``plot`` extra), ``frames.png`` (a strip
+of ``rgb_array`` frames of episode 0) and, with ``--video``, ``video.mp4`` through Gymnasium's
+``save_video`` (needs ``moviepy``). Existing files are not overwritten without ``--force``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+import offroad_env  # noqa: F401  (registers the ids)
+from offroad_env.tasks import REASONS
+
+from .ppo import CheckpointError, load_checkpoint
+
+__all__ = ["evaluate", "heuristic_policy", "random_policy", "main"]
+
+POLICIES = ("checkpoint", "random", "heuristic")
+
+
+def random_policy(seed: int):
+    g = torch.Generator().manual_seed(seed)
+
+    def act(obs):
+        return torch.rand(obs.shape[0], 2, generator=g).to(obs) * 2 - 1
+    return act
+
+
+def heuristic_policy(env, gain: float = 2.0):
+    """Drive at the goal: turn rate ``gain * bearing`` (clipped), full speed when the goal is
+    within 45 degrees of the heading, slow otherwise. Needs the ``goal`` observation term."""
+    sim = env.unwrapped.sim
+    layout = {name: (a, b) for name, a, b in sim.obs_layout}
+    if "goal" not in layout:
+        raise ValueError("the heuristic needs a nav task (the 'goal' observation term)")
+    if sim.cfg.dynamics not in ("unicycle", "skid_steer"):
+        raise ValueError(f"the heuristic drives unicycle or skid-steer vehicles, not "
+                         f"{sim.cfg.dynamics!r}")
+    g0 = layout["goal"][0]
+    skid = sim.cfg.dynamics == "skid_steer"
+
+    def act(obs):
+        bearing = torch.atan2(obs[:, g0 + 1], obs[:, g0])
+        w = (gain * bearing).clamp(-1.0, 1.0)
+        v = torch.where(bearing.abs() < math.pi / 4, torch.ones_like(w), 0.3 * torch.ones_like(w))
+        if skid:  # left/right wheel speeds
+            return torch.stack(((v - w).clamp(-1, 1), (v + w).clamp(-1, 1)), 1)
+        return torch.stack((v, w), 1)
+    return act
+
+
+def evaluate(policy, env_id: str, episodes: int = 256, seed: int = 10_000,
+             terrain_seed: int = 1000, max_episode_steps: int | None = None,
+             frames: bool = False, **env_kwargs) -> dict:
+    """Run ``episodes`` episodes of ``policy`` (a function, or the string ``"random"`` or
+    ``"heuristic"``) and return the statistics (see the module docstring).
+
+    ``policy(obs (M, D) tensor) -> actions (M, 2)``. ``frames``: also return the rgb_array
+    frames of episode 0 under ``"frames"``.
+    """
+    if env_id not in gym.registry:
+        known = sorted(k for k in gym.registry if k.startswith("offroad_env/"))
+        raise ValueError(f"unknown env id {env_id!r}; registered offroad ids: {known}")
+    if int(episodes) != episodes or episodes < 1:
+        raise ValueError(f"episodes must be an int >= 1, got {episodes!r}")
+    kw = dict(env_kwargs, terrain_seed=terrain_seed)
+    if max_episode_steps is not None:
+        kw["max_episode_steps"] = max_episode_steps
+    env = gym.make_vec(env_id, num_envs=episodes, vectorization_mode="vector_entry_point",
+                       render_mode="rgb_array" if frames else None, **kw)
+    if policy == "random":
+        policy = random_policy(seed)
+    elif policy == "heuristic":
+        policy = heuristic_policy(env)
+    sim = env.unwrapped.sim
+    limit = env.unwrapped.max_episode_steps or 10_000
+    obs, _ = env.reset(seed=seed)
+    M = episodes
+    active = torch.ones(M, dtype=torch.bool)
+    reason = torch.zeros(M, dtype=torch.int64)
+    length = torch.zeros(M, dtype=torch.int64)
+    ret = torch.zeros(M, dtype=torch.float64)
+    roll_sum, pitch_sum = torch.zeros(M, dtype=torch.float64), torch.zeros(M, dtype=torch.float64)
+    roll_max, pitch_max = torch.zeros(M, dtype=torch.float64), torch.zeros(M, dtype=torch.float64)
+    shots = [env.render()[0]] if frames else []
+    with torch.inference_mode():
+        for _ in range(limit):
+            obs, r, term, trunc, info = env.step(policy(obs))
+            gc = sim.contact
+            ar, ap = gc.roll.abs().double(), gc.pitch.abs().double()
+            ret += torch.where(active, r.double(), torch.zeros_like(ret))
+            length += active.to(torch.int64)
+            roll_sum += torch.where(active, ar, torch.zeros_like(ar))
+            pitch_sum += torch.where(active, ap, torch.zeros_like(ap))
+            roll_max = torch.where(active, torch.maximum(roll_max, ar), roll_max)
+            pitch_max = torch.where(active, torch.maximum(pitch_max, ap), pitch_max)
+            done = (term | trunc) & active
+            reason = torch.where(done, info["end_reason"], reason)
+            if frames and bool(active[0]):
+                shots.append(env.render()[0])
+            active &= ~done
+            if not bool(active.any()):
+                break
+    dt = sim.cfg.dt
+    env.close()
+    reason = torch.where(active, torch.full_like(reason, 5), reason)  # ran out of steps
+    success = reason == 4
+    n = float(M)
+    res = {
+        "env_id": env_id, "episodes": M, "seed": seed, "terrain_seed": terrain_seed,
+        "success_rate": float(success.sum()) / n,
+        "tip_over_rate": float((reason == 1).sum()) / n,
+        "end_reasons": {REASONS[c]: int((reason == c).sum()) for c in REASONS if c},
+        "time_to_goal_s": float(length[success].double().mean() * dt) if success.any() else None,
+        "return_mean": float(ret.mean()),
+        "mean_abs_roll_deg": float(torch.rad2deg(roll_sum / length.clamp_min(1)).mean()),
+        "max_abs_roll_deg": float(torch.rad2deg(roll_max).max()),
+        "mean_abs_pitch_deg": float(torch.rad2deg(pitch_sum / length.clamp_min(1)).mean()),
+        "max_abs_pitch_deg": float(torch.rad2deg(pitch_max).max()),
+        "per_episode": {"end_reason": [REASONS[c] for c in reason.tolist()],
+                        "length": length.tolist(), "return": ret.tolist(),
+                        "max_abs_roll_deg": torch.rad2deg(roll_max).tolist(),
+                        "max_abs_pitch_deg": torch.rad2deg(pitch_max).tolist()},
+    }
+    if frames:
+        res["frames"] = shots
+    return res
+
+
+def frame_strip(frames: list, count: int = 8) -> np.ndarray:
+    """``count`` evenly spaced frames side by side, ``(H, count * W, 3)`` uint8."""
+    idx = np.linspace(0, len(frames) - 1, min(count, len(frames))).round().astype(int)
+    return np.concatenate([frames[i] for i in idx], axis=1)
+
+
+def _plots(results: dict, out: Path) -> list[str]:
+    from offroad_env.plots import pyplot
+
+    plt = pyplot()
+    names = list(results)
+    reasons = [r for r in REASONS.values() if r != "none"]
+    fig, ax = plt.subplots(figsize=(8, 4))
+    bottom = np.zeros(len(names))
+    for r in reasons:
+        vals = np.array([results[n]["end_reasons"][r] / results[n]["episodes"] for n in names])
+        ax.bar(names, vals, bottom=bottom, label=r)
+        bottom += vals
+    ax.set_ylabel("fraction of episodes")
+    ax.set_title("How the episodes ended")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out / "eval_outcomes.png", dpi=100)
+    plt.close(fig)
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))
+    for n in names:
+        a1.hist(results[n]["per_episode"]["max_abs_roll_deg"], bins=30, alpha=0.5, label=n)
+        a2.hist(results[n]["per_episode"]["max_abs_pitch_deg"], bins=30, alpha=0.5, label=n)
+    a1.set_xlabel("max |roll| per episode (deg)")
+    a2.set_xlabel("max |pitch| per episode (deg)")
+    a1.legend()
+    fig.tight_layout()
+    fig.savefig(out / "eval_attitude.png", dpi=100)
+    plt.close(fig)
+    return ["eval_outcomes.png", "eval_attitude.png"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m train.evaluate",
+                                description=__doc__.split("\n")[0])
+    p.add_argument("checkpoint", nargs="?", default=None, help="a train.ppo checkpoint")
+    p.add_argument("--policy", choices=POLICIES, default=None,
+                   help="default: checkpoint if one is given")
+    p.add_argument("--baselines", action="store_true",
+                   help="also evaluate the random and heuristic policies on the same episodes")
+    p.add_argument("--env-id", default=None, help="default: the checkpoint's")
+    p.add_argument("--episodes", type=int, default=256)
+    p.add_argument("--seed", type=int, default=10_000, help="spawn/goal seed")
+    p.add_argument("--terrain-seed", type=int, default=1000, help="held-out maps")
+    p.add_argument("--max-episode-steps", type=int, default=None)
+    p.add_argument("--out", default=None, help="output folder (default: next to the checkpoint)")
+    p.add_argument("--video", action="store_true", help="also write video.mp4 (needs moviepy)")
+    p.add_argument("--force", action="store_true", help="overwrite existing outputs")
+    return p
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return _main(args)
+    except (CheckpointError, ValueError, FileExistsError, ImportError) as exc:
+        print(f"train.evaluate: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _main(args) -> int:
+    policy = args.policy or ("checkpoint" if args.checkpoint else None)
+    if policy is None:
+        raise ValueError("give a checkpoint or --policy random|heuristic")
+    if policy == "checkpoint" and not args.checkpoint:
+        raise ValueError("--policy checkpoint needs a checkpoint path")
+    state = None
+    if args.checkpoint:
+        _, state = load_checkpoint(args.checkpoint)  # fails early on a bad file
+    env_id = args.env_id or (state["config"]["env_id"] if state else "offroad_env/OffroadNav-v0")
+    if args.out:
+        out = Path(args.out)
+    elif args.checkpoint:
+        out = Path(args.checkpoint).parent / "eval"
+    else:
+        out = Path("runs") / f"eval_{policy}"
+    files = ["eval.json", "frames.png"] + (["video.mp4"] if args.video else [])
+    if not args.force:
+        for f in files:
+            if (out / f).exists():
+                raise FileExistsError(f"{out / f} exists; pass --force to overwrite it")
+    if args.video:
+        try:
+            import moviepy  # noqa: F401
+        except ImportError:
+            raise ImportError("--video needs moviepy: pip install 'offroad-env[video]'") from None
+    names = [policy] + ([p for p in ("random", "heuristic") if p != policy] if args.baselines
+                        else [])
+    common = dict(env_id=env_id, episodes=args.episodes, seed=args.seed,
+                  terrain_seed=args.terrain_seed,
+                  max_episode_steps=args.max_episode_steps or (
+                      state["config"].get("max_episode_steps") if state else None))
+    results = {}
+    for name in names:
+        if name == "checkpoint":
+            probe = gym.make_vec(env_id, num_envs=1, vectorization_mode="vector_entry_point")
+            agent, _ = load_checkpoint(args.checkpoint, probe)  # layout check against the env
+            probe.close()
+            agent.eval()
+            pol = lambda obs: agent.act(obs, deterministic=True)  # noqa: E731
+        else:
+            pol = name
+        results[name] = evaluate(pol, frames=(name == names[0]), **common)
+    out.mkdir(parents=True, exist_ok=True)
+    shots = results[names[0]].pop("frames")
+    from PIL import Image
+    Image.fromarray(frame_strip(shots)).save(out / "frames.png")
+    if args.video:
+        from gymnasium.utils.save_video import save_video
+        save_video(shots, str(out), fps=int(round(1 / 0.05)), name_prefix="video")
+    written = ["eval.json", "frames.png"]
+    try:
+        written += _plots(results, out)
+    except ImportError as exc:
+        print(f"(no plots: {exc})", file=sys.stderr)
+    (out / "eval.json").write_text(json.dumps(results, indent=2) + "\n")
+    print(f"{'policy':12s}{'success':>9s}{'tip-over':>10s}{'time to goal':>14s}"
+          f"{'mean|roll|':>12s}{'max|roll|':>11s}{'mean|pitch|':>13s}{'max|pitch|':>12s}")
+    for name, r in results.items():
+        ttg = f"{r['time_to_goal_s']:.1f} s" if r["time_to_goal_s"] is not None else "-"
+        print(f"{name:12s}{r['success_rate']:9.1%}{r['tip_over_rate']:10.1%}{ttg:>14s}"
+              f"{r['mean_abs_roll_deg']:12.1f}{r['max_abs_roll_deg']:11.1f}"
+              f"{r['mean_abs_pitch_deg']:13.1f}{r['max_abs_pitch_deg']:12.1f}")
+    print(f"wrote {out}/: " + ", ".join(written))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

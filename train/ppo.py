@@ -1,0 +1,602 @@
+"""PPO for continuous actions on :class:`offroad_env.OffroadVectorEnv`, in one readable file.
+
+    python -m train.ppo --env-id offroad_env/OffroadNav-v0 --total-steps 3000000 --out runs/nav
+
+The data never leaves torch: observations, actions, rewards and advantages are tensors on the
+env's device. The env runs in ``SAME_STEP`` autoreset mode, so a finished episode's last
+observation arrives in ``info["final_obs"]``; a *truncated* episode (time limit) is bootstrapped
+with the value of that observation, a *terminated* one is not.
+
+Outputs in ``--out``: ``progress.csv`` (one row per iteration: steps, returns, episode lengths,
+success and tip-over rates, the mean of each reward term, losses), ``checkpoint.pt`` (the latest;
+``--checkpoint-every`` adds numbered ones), ``learning_curve.png`` (with the ``plot`` extra) and,
+with ``--tensorboard``, event files. Existing outputs are not overwritten without ``--force``;
+``--resume`` continues a run from its checkpoint.
+
+Checkpoints hold only tensors and plain Python values and are loaded with
+``torch.load(weights_only=True)``; a checkpoint for another observation layout is refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import json
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import torch
+from torch import nn
+
+import offroad_env  # noqa: F401  (registers the ids)
+from offroad_env.tasks import REASONS
+
+__all__ = ["PPOConfig", "Agent", "make_vec_env", "train", "load_checkpoint", "save_checkpoint",
+           "CheckpointError", "compute_gae", "bootstrap_truncated", "plot_learning_curve", "main"]
+
+CHECKPOINT_FORMAT = "offroad-env-ppo-1"
+SUCCESS, TIP_OVER = 4, 1  # end-reason codes (offroad_env.tasks.REASONS)
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be used: missing, corrupt, or made for another layout."""
+
+
+@dataclass
+class PPOConfig:
+    """Training settings (each is a ``--flag`` of the command line).
+
+    Attributes:
+        env_id: a registered id (``offroad_env/OffroadNav-v0``...).
+        num_envs: parallel environments N.
+        num_steps: rollout length T per iteration (a batch is N * T transitions).
+        total_steps: environment steps to train for.
+        learning_rate, anneal_lr: Adam step size, linearly annealed to 0 if set.
+        gamma, gae_lambda: discount and GAE parameter.
+        update_epochs, num_minibatches: passes over each batch and minibatches per pass.
+        clip_coef, clip_vloss: PPO ratio clip (also used for the value, if clip_vloss).
+        ent_coef, vf_coef, max_grad_norm: loss weights and gradient clip.
+        target_kl: stop an update early when the approximate KL passes this (None: never).
+        hidden: hidden layer sizes of the actor and critic MLPs.
+        init_log_std: initial log standard deviation of the Gaussian policy.
+        seed: seeds the env (sub-env i gets seed + i) and torch.
+        device: torch device of the env and the networks.
+        threads: torch CPU threads (0: leave torch's default).
+        max_episode_steps: override of the id's time limit (None: the registered one).
+        out: output folder.
+        checkpoint_every: also keep a numbered checkpoint every this many iterations (0: never).
+        tensorboard: write TensorBoard event files (needs the ``tensorboard`` package).
+        progress: show a progress bar (tqdm, if installed).
+        time_limit_s: stop after this many seconds of training (0: no limit), saving as usual.
+    """
+
+    env_id: str = "offroad_env/OffroadNav-v0"
+    num_envs: int = 256
+    num_steps: int = 64
+    total_steps: int = 4_000_000
+    learning_rate: float = 3e-4
+    anneal_lr: bool = True
+    gamma: float = 0.99
+    gae_lambda: float = 0.95
+    update_epochs: int = 4
+    num_minibatches: int = 4
+    clip_coef: float = 0.2
+    clip_vloss: bool = False
+    ent_coef: float = 0.0
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    target_kl: float | None = None
+    hidden: tuple[int, ...] = (128, 128)
+    init_log_std: float = -0.5
+    seed: int = 1
+    device: str = "cpu"
+    threads: int = 0
+    max_episode_steps: int | None = None
+    out: str = "runs/ppo"
+    checkpoint_every: int = 0
+    tensorboard: bool = False
+    progress: bool = True
+    time_limit_s: float = 0.0
+
+    def __post_init__(self):
+        ints = ("num_envs", "num_steps", "total_steps", "update_epochs", "num_minibatches")
+        for name in ints:
+            v = getattr(self, name)
+            if int(v) != v or v < 1:
+                raise ValueError(f"{name} must be an int >= 1, got {v!r}")
+        if (self.num_envs * self.num_steps) % self.num_minibatches:
+            raise ValueError(f"num_envs * num_steps ({self.num_envs * self.num_steps}) must be "
+                             f"divisible by num_minibatches ({self.num_minibatches})")
+        for name in ("learning_rate", "clip_coef", "max_grad_norm"):
+            v = getattr(self, name)
+            if not (math.isfinite(v) and v > 0):
+                raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
+        for name in ("gamma", "gae_lambda"):
+            v = getattr(self, name)
+            if not 0 <= v <= 1:
+                raise ValueError(f"{name} must be in [0, 1], got {v!r}")
+        if not self.hidden or any(int(h) != h or h < 1 for h in self.hidden):
+            raise ValueError(f"hidden must be a non-empty list of sizes >= 1, got {self.hidden!r}")
+        self.hidden = tuple(int(h) for h in self.hidden)
+
+    @property
+    def batch_size(self) -> int:
+        return self.num_envs * self.num_steps
+
+    @property
+    def num_iterations(self) -> int:
+        return max(1, self.total_steps // self.batch_size)
+
+
+# ---------------------------------------------------------------------- networks
+def _layer(n_in: int, n_out: int, gain: float = math.sqrt(2)) -> nn.Linear:
+    layer = nn.Linear(n_in, n_out)
+    nn.init.orthogonal_(layer.weight, gain)
+    nn.init.zeros_(layer.bias)
+    return layer
+
+
+def _mlp(n_in: int, hidden: tuple[int, ...], n_out: int, out_gain: float) -> nn.Sequential:
+    layers, d = [], n_in
+    for h in hidden:
+        layers += [_layer(d, h), nn.Tanh()]
+        d = h
+    layers.append(_layer(d, n_out, out_gain))
+    return nn.Sequential(*layers)
+
+
+class Agent(nn.Module):
+    """Gaussian actor and value critic over normalised observations.
+
+    The running observation mean and variance are buffers of the module, so a checkpoint carries
+    them. Shapes: observations ``(B, obs_dim)``, actions ``(B, act_dim)``.
+    """
+
+    def __init__(self, obs_dim: int, act_dim: int, hidden=(128, 128), init_log_std=-0.5):
+        super().__init__()
+        self.critic = _mlp(obs_dim, tuple(hidden), 1, 1.0)
+        self.actor_mean = _mlp(obs_dim, tuple(hidden), act_dim, 0.01)
+        self.actor_log_std = nn.Parameter(torch.full((act_dim,), float(init_log_std)))
+        self.register_buffer("obs_mean", torch.zeros(obs_dim))
+        self.register_buffer("obs_var", torch.ones(obs_dim))
+        self.register_buffer("obs_count", torch.tensor(1e-4))
+
+    def normalize(self, obs: torch.Tensor) -> torch.Tensor:
+        return ((obs - self.obs_mean) / torch.sqrt(self.obs_var + 1e-8)).clamp(-10.0, 10.0)
+
+    @torch.no_grad()
+    def update_obs_stats(self, obs: torch.Tensor) -> None:
+        """Merge a batch ``(B, obs_dim)`` into the running mean/variance (parallel algorithm)."""
+        obs = obs.reshape(-1, obs.shape[-1]).to(self.obs_mean.dtype)
+        n = obs.shape[0]
+        mean, var = obs.mean(0), obs.var(0, unbiased=False)
+        total = self.obs_count + n
+        delta = mean - self.obs_mean
+        self.obs_mean += delta * n / total
+        m2 = self.obs_var * self.obs_count + var * n + delta.square() * self.obs_count * n / total
+        self.obs_var.copy_(m2 / total)
+        self.obs_count.copy_(total)
+
+    def value(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.critic(self.normalize(obs)).squeeze(-1)
+
+    def distribution(self, obs: torch.Tensor) -> torch.distributions.Normal:
+        mean = self.actor_mean(self.normalize(obs))
+        return torch.distributions.Normal(mean, self.actor_log_std.exp().expand_as(mean))
+
+    @torch.no_grad()
+    def act(self, obs: torch.Tensor, deterministic: bool = False) -> torch.Tensor:
+        """Actions in [-1, 1] for raw observations ``(B, obs_dim)``."""
+        d = self.distribution(obs)
+        a = d.mean if deterministic else d.sample()
+        return a.clamp(-1.0, 1.0)
+
+
+# ---------------------------------------------------------------------- env and checkpoints
+def make_vec_env(env_id: str, num_envs: int, device="cpu", max_episode_steps=None,
+                 **kwargs) -> gym.vector.VectorEnv:
+    """``gymnasium.make_vec`` of a registered offroad id in SAME_STEP autoreset mode."""
+    if env_id not in gym.registry:
+        known = sorted(k for k in gym.registry if k.startswith("offroad_env/"))
+        raise ValueError(f"unknown env id {env_id!r}; registered offroad ids: {known}")
+    if max_episode_steps is not None:
+        kwargs["max_episode_steps"] = max_episode_steps
+    return gym.make_vec(env_id, num_envs=num_envs, vectorization_mode="vector_entry_point",
+                        autoreset_mode=gym.vector.AutoresetMode.SAME_STEP, device=device,
+                        **kwargs)
+
+
+def obs_layout(env) -> list[list]:
+    """``[[term, start, stop], ...]`` of an offroad env (vector or single, wrapped or not)."""
+    return [list(t) for t in env.unwrapped.sim.obs_layout]
+
+
+def save_checkpoint(path: Path, agent: Agent, optimizer, cfg: PPOConfig, layout, iteration: int,
+                    global_step: int) -> None:
+    state = {
+        "format": CHECKPOINT_FORMAT,
+        "model": agent.state_dict(),
+        "optimizer": optimizer.state_dict() if optimizer is not None else None,
+        "config": _config_to_plain(cfg),
+        "obs_layout": layout,
+        "obs_dim": int(agent.obs_mean.numel()),
+        "act_dim": int(agent.actor_log_std.numel()),
+        "iteration": int(iteration),
+        "global_step": int(global_step),
+    }
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    torch.save(state, tmp)
+    tmp.replace(path)  # never a half-written checkpoint under the real name
+
+
+def load_checkpoint(path, env=None, device="cpu") -> tuple[Agent, dict]:
+    """Load a checkpoint safely (``weights_only=True``); returns ``(agent, state)``.
+
+    With ``env``, its observation layout must equal the checkpoint's. Raises
+    :class:`CheckpointError` with the reason otherwise.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"checkpoint {path} does not exist")
+    try:
+        state = torch.load(path, map_location=device, weights_only=True)
+    except Exception as exc:  # corrupt, truncated, not a torch file, unsafe pickle
+        raise CheckpointError(f"checkpoint {path} cannot be read ({type(exc).__name__}: "
+                              f"{str(exc).splitlines()[0][:200]})") from None
+    if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
+        raise CheckpointError(f"{path} is not an offroad-env PPO checkpoint (format "
+                              f"{state.get('format') if isinstance(state, dict) else None!r}, "
+                              f"expected {CHECKPOINT_FORMAT!r})")
+    if env is not None:
+        layout = obs_layout(env)
+        if layout != state["obs_layout"]:
+            raise CheckpointError(
+                f"{path} was trained on observation layout {state['obs_layout']} "
+                f"({state['config']['env_id']}); this env has {layout}")
+    cfg = state["config"]
+    agent = Agent(state["obs_dim"], state["act_dim"], tuple(cfg["hidden"]),
+                  cfg["init_log_std"]).to(device)
+    try:
+        agent.load_state_dict(state["model"])
+    except RuntimeError as exc:
+        raise CheckpointError(f"{path}: weights do not fit the network ({exc})") from None
+    return agent, state
+
+
+def _config_to_plain(cfg: PPOConfig) -> dict:
+    d = dataclasses.asdict(cfg)
+    d["hidden"] = list(d["hidden"])
+    return d
+
+
+# ---------------------------------------------------------------------- training
+def bootstrap_truncated(reward, terminated, truncated, final_value, gamma: float):
+    """``reward + gamma * V(final obs)`` where an episode was cut by the time limit (truncated
+    and not terminated): the return would have continued. Terminated episodes get nothing.
+    All ``(N,)``."""
+    boot = truncated & ~terminated
+    return reward + gamma * torch.where(boot, final_value, torch.zeros_like(final_value))
+
+
+def compute_gae(rewards, values, dones, next_value, gamma: float, lam: float) -> torch.Tensor:
+    """Generalised advantage estimates ``(T, N)``.
+
+    ``rewards, values, dones`` are ``(T, N)``; ``dones[t]`` = 1 when the episode ended at step
+    t (the next observation belongs to a new episode, so nothing flows back across it);
+    ``next_value`` ``(N,)`` is the value of the observation after the last step.
+    ``A_t = delta_t + gamma lam (1 - done_t) A_{t+1}``,
+    ``delta_t = r_t + gamma (1 - done_t) V_{t+1} - V_t``.
+    """
+    T = rewards.shape[0]
+    adv = torch.zeros_like(rewards)
+    last = torch.zeros_like(next_value)
+    for t in reversed(range(T)):
+        nv = next_value if t == T - 1 else values[t + 1]
+        nonterminal = 1.0 - dones[t]
+        delta = rewards[t] + gamma * nv * nonterminal - values[t]
+        last = delta + gamma * lam * nonterminal * last
+        adv[t] = last
+    return adv
+
+
+class _Log:
+    """CSV (and optionally TensorBoard) rows, one per iteration."""
+
+    def __init__(self, out: Path, append: bool, tensorboard: bool):
+        self.path = out / "progress.csv"
+        self.append = append and self.path.exists()
+        self.fields = None
+        self.tb = None
+        if tensorboard:
+            try:
+                from torch.utils.tensorboard import SummaryWriter
+            except ImportError:
+                raise ImportError("--tensorboard needs the tensorboard package "
+                                  "(pip install tensorboard)") from None
+            self.tb = SummaryWriter(str(out / "tb"))
+
+    def write(self, row: dict) -> None:
+        if self.fields is None:
+            if self.append:
+                with open(self.path) as f:
+                    self.fields = next(csv.reader(f))
+            else:
+                self.fields = list(row)
+                with open(self.path, "w", newline="") as f:
+                    csv.writer(f).writerow(self.fields)
+        with open(self.path, "a", newline="") as f:
+            csv.DictWriter(f, self.fields, extrasaction="ignore").writerow(row)
+        if self.tb is not None:
+            for k, v in row.items():
+                if k != "global_step" and isinstance(v, (int, float)) and math.isfinite(v):
+                    self.tb.add_scalar(k, v, row["global_step"])
+
+    def close(self):
+        if self.tb is not None:
+            self.tb.close()
+
+
+def _progress(total: int, initial: int, enabled: bool):
+    if enabled:
+        try:
+            from tqdm import tqdm
+            return tqdm(total=total, initial=initial, unit="step", unit_scale=True,
+                        dynamic_ncols=True)
+        except ImportError:
+            pass
+    return None
+
+
+def train(cfg: PPOConfig, resume: str | None = None, force: bool = False,
+          env_kwargs: dict | None = None) -> dict:
+    """Train; returns a summary (last iteration's statistics, steps, wall time)."""
+    out = Path(cfg.out)
+    ckpt_path = out / "checkpoint.pt"
+    if resume is None and out.exists() and any(out.iterdir()) and not force:
+        raise FileExistsError(f"{out} is not empty; pass --force to overwrite it or --resume "
+                              "to continue its run")
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    torch.manual_seed(cfg.seed)
+    device = torch.device(cfg.device)
+    env = make_vec_env(cfg.env_id, cfg.num_envs, device, cfg.max_episode_steps,
+                       **(env_kwargs or {}))
+    obs_dim = env.single_observation_space.shape[0]
+    act_dim = env.single_action_space.shape[0]
+    layout = obs_layout(env)
+    start_iteration, global_step = 0, 0
+    if resume is not None:
+        agent, state = load_checkpoint(resume, env, device)
+        optimizer = torch.optim.Adam(agent.parameters(), lr=cfg.learning_rate, eps=1e-5)
+        if state.get("optimizer") is not None:
+            optimizer.load_state_dict(state["optimizer"])
+        start_iteration, global_step = state["iteration"], state["global_step"]
+    else:
+        agent = Agent(obs_dim, act_dim, cfg.hidden, cfg.init_log_std).to(device)
+        optimizer = torch.optim.Adam(agent.parameters(), lr=cfg.learning_rate, eps=1e-5)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "config.json").write_text(json.dumps(_config_to_plain(cfg), indent=2) + "\n")
+    log = _Log(out, append=resume is not None, tensorboard=cfg.tensorboard)
+
+    N, T = cfg.num_envs, cfg.num_steps
+    f32 = dict(dtype=torch.float32, device=device)
+    obs_buf = torch.zeros(T, N, obs_dim, **f32)
+    act_buf = torch.zeros(T, N, act_dim, **f32)
+    logp_buf, rew_buf, val_buf, done_buf = (torch.zeros(T, N, **f32) for _ in range(4))
+    ep_return = torch.zeros(N, **f32)
+    ep_length = torch.zeros(N, dtype=torch.int64, device=device)
+    term_names = [n for n, _ in env.unwrapped.sim.cfg.task.weights.items()]
+
+    # a resumed run continues the env's random streams from a new seed, not the first one
+    obs, _ = env.reset(seed=cfg.seed + start_iteration * N)
+    bar = _progress(cfg.num_iterations * cfg.batch_size, global_step, cfg.progress)
+    t_start = time.perf_counter()
+    summary = {}
+    iteration = start_iteration
+    for iteration in range(start_iteration, cfg.num_iterations):
+        if cfg.anneal_lr:
+            frac = 1.0 - iteration / cfg.num_iterations
+            optimizer.param_groups[0]["lr"] = frac * cfg.learning_rate
+        finished_ret, finished_len, finished_reason = [], [], []
+        term_sums = {n: 0.0 for n in term_names}
+        t_roll = time.perf_counter()
+        for t in range(T):
+            with torch.no_grad():
+                d = agent.distribution(obs)
+                raw = d.sample()
+                logp = d.log_prob(raw).sum(-1)
+                value = agent.value(obs)
+            next_obs, reward, terminated, truncated, info = env.step(raw.clamp(-1.0, 1.0))
+            ep_return += reward
+            ep_length += 1
+            done = terminated | truncated
+            for n in term_names:
+                term_sums[n] += float(info[f"reward/{n}"].mean())
+            if bool(done.any()):
+                if bool((truncated & ~terminated).any()):
+                    with torch.no_grad():
+                        v_final = agent.value(info["final_obs"])
+                    reward = bootstrap_truncated(reward, terminated, truncated, v_final,
+                                                 cfg.gamma)
+                finished_ret.append(ep_return[done])
+                finished_len.append(ep_length[done])
+                finished_reason.append(info["end_reason"][done])
+                ep_return = torch.where(done, torch.zeros_like(ep_return), ep_return)
+                ep_length = torch.where(done, torch.zeros_like(ep_length), ep_length)
+            obs_buf[t], act_buf[t], logp_buf[t], val_buf[t] = obs, raw, logp, value
+            rew_buf[t], done_buf[t] = reward, done.to(torch.float32)
+            obs = next_obs
+        global_step += N * T
+        rollout_s = time.perf_counter() - t_roll
+
+        with torch.no_grad():
+            adv = compute_gae(rew_buf, val_buf, done_buf, agent.value(obs), cfg.gamma,
+                              cfg.gae_lambda)
+            ret = adv + val_buf
+
+        b_obs, b_act = obs_buf.reshape(-1, obs_dim), act_buf.reshape(-1, act_dim)
+        b_logp, b_adv, b_ret, b_val = (x.reshape(-1) for x in (logp_buf, adv, ret, val_buf))
+        mb = cfg.batch_size // cfg.num_minibatches
+        stats = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "approx_kl": 0.0,
+                 "clip_frac": 0.0}
+        n_updates = 0
+        for _ in range(cfg.update_epochs):
+            perm = torch.randperm(cfg.batch_size, device=device)
+            for start in range(0, cfg.batch_size, mb):
+                idx = perm[start:start + mb]
+                d = agent.distribution(b_obs[idx])
+                new_logp = d.log_prob(b_act[idx]).sum(-1)
+                log_ratio = new_logp - b_logp[idx]
+                ratio = log_ratio.exp()
+                a = b_adv[idx]
+                a = (a - a.mean()) / (a.std() + 1e-8)
+                pg_loss = torch.max(-a * ratio, -a * ratio.clamp(1 - cfg.clip_coef,
+                                                                 1 + cfg.clip_coef)).mean()
+                v = agent.value(b_obs[idx])
+                if cfg.clip_vloss:
+                    v_clip = b_val[idx] + (v - b_val[idx]).clamp(-cfg.clip_coef, cfg.clip_coef)
+                    v_loss = 0.5 * torch.max((v - b_ret[idx]).square(),
+                                             (v_clip - b_ret[idx]).square()).mean()
+                else:
+                    v_loss = 0.5 * (v - b_ret[idx]).square().mean()
+                entropy = d.entropy().sum(-1).mean()
+                loss = pg_loss + cfg.vf_coef * v_loss - cfg.ent_coef * entropy
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                nn.utils.clip_grad_norm_(agent.parameters(), cfg.max_grad_norm)
+                optimizer.step()
+                with torch.no_grad():
+                    kl = ((ratio - 1) - log_ratio).mean()
+                    stats["policy_loss"] += float(pg_loss)
+                    stats["value_loss"] += float(v_loss)
+                    stats["entropy"] += float(entropy)
+                    stats["approx_kl"] += float(kl)
+                    stats["clip_frac"] += float(((ratio - 1).abs() > cfg.clip_coef).float().mean())
+                n_updates += 1
+            if cfg.target_kl is not None and stats["approx_kl"] / n_updates > cfg.target_kl:
+                break
+        # the normalisation changes only between iterations (rollout and update saw the same)
+        agent.update_obs_stats(b_obs)
+
+        elapsed = time.perf_counter() - t_start
+        n_ep = sum(int(x.numel()) for x in finished_ret)
+        if n_ep:
+            rets, lens = torch.cat(finished_ret), torch.cat(finished_len).float()
+            reasons = torch.cat(finished_reason)
+        row = {
+            "iteration": iteration + 1, "global_step": global_step,
+            "time_s": round(elapsed, 3), "steps_per_s": round(N * T / rollout_s, 1),
+            "episodes": n_ep,
+            "return_mean": float(rets.mean()) if n_ep else math.nan,
+            "length_mean": float(lens.mean()) if n_ep else math.nan,
+            "success_rate": float((reasons == SUCCESS).float().mean()) if n_ep else math.nan,
+            "tip_over_rate": float((reasons == TIP_OVER).float().mean()) if n_ep else math.nan,
+        }
+        for code, name in REASONS.items():
+            if code not in (0, SUCCESS, TIP_OVER):
+                row[f"{name}_rate"] = float((reasons == code).float().mean()) if n_ep else math.nan
+        for n in term_names:
+            row[f"reward/{n}"] = term_sums[n] / T
+        row.update({k: v / max(n_updates, 1) for k, v in stats.items()})
+        row["lr"] = optimizer.param_groups[0]["lr"]
+        log.write(row)
+        summary = row
+        if bar is not None:
+            bar.update(N * T)
+            bar.set_postfix(ret=f"{row['return_mean']:.2f}", succ=f"{row['success_rate']:.2f}",
+                            tip=f"{row['tip_over_rate']:.3f}")
+        if cfg.checkpoint_every and (iteration + 1) % cfg.checkpoint_every == 0:
+            save_checkpoint(out / f"checkpoint_{iteration + 1:05d}.pt", agent, optimizer, cfg,
+                            layout, iteration + 1, global_step)
+        save_checkpoint(ckpt_path, agent, optimizer, cfg, layout, iteration + 1, global_step)
+        if cfg.time_limit_s and elapsed > cfg.time_limit_s:
+            break
+    if bar is not None:
+        bar.close()
+    log.close()
+    env.close()
+    try:
+        plot_learning_curve(out / "progress.csv", out / "learning_curve.png")
+    except ImportError:
+        pass
+    summary = dict(summary)
+    summary["checkpoint"] = str(ckpt_path)
+    return summary
+
+
+def plot_learning_curve(csv_path: Path, png_path: Path) -> None:
+    """Return, success and tip-over rates against environment steps (needs matplotlib)."""
+    from offroad_env.plots import pyplot
+
+    plt = pyplot()
+    with open(csv_path) as f:
+        rows = list(csv.DictReader(f))
+    if not rows:
+        return
+    x = np.array([float(r["global_step"]) for r in rows])
+    col = lambda k: np.array([float(r[k]) for r in rows])  # noqa: E731
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))
+    a1.plot(x, col("return_mean"))
+    a1.set_xlabel("environment steps")
+    a1.set_ylabel("mean episode return")
+    a1.grid(True, alpha=0.3)
+    a2.plot(x, col("success_rate"), label="success")
+    a2.plot(x, col("tip_over_rate"), label="tip-over")
+    a2.set_xlabel("environment steps")
+    a2.set_ylabel("rate (episodes ended in the iteration)")
+    a2.set_ylim(-0.02, 1.02)
+    a2.grid(True, alpha=0.3)
+    a2.legend()
+    fig.suptitle(f"PPO learning curve ({csv_path.parent.name})")
+    fig.tight_layout()
+    fig.savefig(png_path, dpi=100)
+    plt.close(fig)
+
+
+# ---------------------------------------------------------------------- command line
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m train.ppo", description=__doc__.split("\n")[0])
+    for f in dataclasses.fields(PPOConfig):
+        flag = "--" + f.name.replace("_", "-")
+        default = f.default
+        if isinstance(default, bool):
+            p.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction,
+                           default=default, help=f"default {default}")
+        elif f.name == "hidden":
+            p.add_argument(flag, dest=f.name, type=int, nargs="+", default=list(default),
+                           help=f"default {' '.join(map(str, default))}")
+        elif f.name in ("target_kl", "max_episode_steps"):
+            typ = float if f.name == "target_kl" else int
+            p.add_argument(flag, dest=f.name, type=typ, default=None, help="default None")
+        else:
+            p.add_argument(flag, dest=f.name, type=type(default), default=default,
+                           help=f"default {default}")
+    p.add_argument("--resume", default=None, metavar="CHECKPOINT",
+                   help="continue training from this checkpoint (appends to progress.csv)")
+    p.add_argument("--force", action="store_true", help="overwrite a non-empty --out folder")
+    return p
+
+
+def main(argv=None) -> int:
+    args = vars(build_parser().parse_args(argv))
+    resume, force = args.pop("resume"), args.pop("force")
+    try:
+        cfg = PPOConfig(**args)
+        summary = train(cfg, resume=resume, force=force)
+    except (ValueError, FileExistsError, ImportError) as exc:
+        print(f"train.ppo: error: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps({k: summary[k] for k in ("global_step", "time_s", "return_mean",
+                                              "success_rate", "tip_over_rate", "checkpoint")},
+                     indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
