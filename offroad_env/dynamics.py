@@ -208,6 +208,11 @@ def speed_controller(params: SkidSteerParams, omega, target) -> torch.Tensor:
     return (params.speed_gain * (target - omega)).clamp(-params.max_torque, params.max_torque)
 
 
+def _col(v):
+    """An ``(N,)`` per-environment tensor as an ``(N, 1)`` column; floats unchanged."""
+    return v.unsqueeze(1) if isinstance(v, torch.Tensor) and v.ndim == 1 else v
+
+
 def skid_steer_substep(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState, torque, fz,
                        roll, pitch, dt: float, mu=None):
     """One explicit-Euler substep; returns ``(new state, info)``.
@@ -224,8 +229,9 @@ def skid_steer_substep(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerSt
     dtype = s.vx.dtype
     wheels = torch.tensor(vehicle.wheel_positions, dtype=dtype, device=s.vx.device)
     cx, cy = vehicle.com[0], vehicle.com[1]
-    dxj, dyj = wheels[:, 0] - cx, wheels[:, 1] - cy  # (K,) lever arms from the CoM
-    R = vehicle.wheel_radius
+    # per-environment parameters (a VehicleBatch) enter the (N, K) arithmetic as columns
+    dxj, dyj = wheels[:, 0] - _col(cx), wheels[:, 1] - _col(cy)  # lever arms from the CoM
+    R = _col(vehicle.wheel_radius)
     m, g = vehicle.mass, params.gravity
     u, w, r = s.vx.unsqueeze(1), s.vy.unsqueeze(1), s.yaw_rate.unsqueeze(1)
     vxj = u - r * dyj
@@ -242,7 +248,7 @@ def skid_steer_substep(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerSt
         fx_lin = soft_soil_traction(kappa, fz, mu_w, params.k_shape)
     fy_lin = -params.c_alpha * alpha
     if params.slip_limiter:
-        m_share = m / omega.shape[1]
+        m_share = _col(m) / omega.shape[1]
         fx_stick = (R * omega - vxj) / (dt * (R * R / params.wheel_inertia + 1.0 / m_share))
         fy_stick = -vyj * (m_share / dt)
         fx_lin = torch.where(fx_lin.abs() > fx_stick.abs(), fx_stick, fx_lin)

@@ -22,7 +22,7 @@ from .dynamics import (AckermannParams, SkidSteerParams, SkidSteerState, ackerma
                        side_targets, skid_steer_step, unicycle_step)
 from .ground import place
 from .imu import angular_rate, specific_force
-from .vehicle import preset
+from .vehicle import VehicleBatch, preset
 
 __all__ = ["SimConfig", "TaskConfig", "ImuConfig", "HeightScanConfig", "Simulator",
            "OBS_TERMS", "DYNAMICS", "GROUND_METHODS"]
@@ -142,6 +142,10 @@ class SimConfig:
         nan_action: ``"raise"`` (ValueError naming the env indices) or ``"zero"`` (replaced by 0
             and reported in ``info["bad_action"]``).
         gravity: [m/s^2].
+        action_repeat: physics steps of ``dt`` per control step, each with the same action;
+            the rewards add up, and an environment that terminates stops there (its state is
+            frozen for the rest of the control step). The time limit counts control steps;
+            the IMU reads the last physics step.
     """
 
     vehicle: str = "husky"
@@ -166,6 +170,7 @@ class SimConfig:
                                   "goal", "prev_action")
     nan_action: str = "raise"
     gravity: float = 9.81
+    action_repeat: int = 1
 
     def __post_init__(self):
         preset(self.vehicle)  # raises on an unknown name
@@ -179,6 +184,8 @@ class SimConfig:
                 raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
         if int(self.substeps) != self.substeps or self.substeps < 1:
             raise ValueError(f"substeps must be an int >= 1, got {self.substeps!r}")
+        if int(self.action_repeat) != self.action_repeat or self.action_repeat < 1:
+            raise ValueError(f"action_repeat must be an int >= 1, got {self.action_repeat!r}")
         if int(self.num_maps) != self.num_maps or self.num_maps < 1:
             raise ValueError(f"num_maps must be an int >= 1, got {self.num_maps!r}")
         unknown = [t for t in self.obs_terms if t not in OBS_TERMS]
@@ -247,6 +254,12 @@ class Simulator:
         self.accel, self.gyro = z(3), z(3)
         self.accel_bias, self.gyro_bias = z(3), z(3)
         self.contact = None
+        #: per-environment parameters (``set_params``); None: the nominal vehicle and sensors
+        self.params: dict | None = None
+        self._veh = self.vehicle
+        #: functions called as ``hook(mask)`` at the start of every reset, autoresets included
+        #: (domain randomization draws its values there)
+        self.reset_hooks: list = []
         #: the step after action checks; ``torch.compile``d with ``compile=True`` (the eager
         #: and compiled steps are tested to agree)
         self.compiled = bool(compile)
@@ -298,6 +311,53 @@ class Simulator:
         return (np.concatenate([lo for _, _, lo, _ in self._layout]),
                 np.concatenate([hi for _, _, _, hi in self._layout]))
 
+    # ------------------------------------------------------------------ per-env parameters
+    PARAMS = ("mass", "com", "wheel_radius", "friction", "accel_noise", "gyro_noise")
+
+    def set_params(self, mask: torch.Tensor, **values) -> None:
+        """Set per-environment physical parameters of the masked environments.
+
+        Keywords (tensors over all N environments; only masked rows are used): ``mass`` ``(N,)``
+        [kg]; ``com`` ``(N, 3)`` centre of mass in the rear-axle frame [m]; ``wheel_radius``
+        ``(N,)`` [m]; ``friction`` ``(N,)`` (the skid-steer ``mu`` on hard ground, ``mu_peak``
+        on soft soil); ``accel_noise`` / ``gyro_noise`` ``(N,)`` white-noise standard deviations
+        [m/s^2], [rad/s]. Unset parameters keep their value (at first, the nominal vehicle's
+        and ``cfg``'s). Ground following, loads, tip-over limits, skid-steer dynamics and the
+        IMU use them from the next placement on.
+        """
+        unknown = sorted(set(values) - set(self.PARAMS))
+        if unknown:
+            raise ValueError(f"unknown parameter(s) {unknown}; known: {self.PARAMS}")
+        if self.params is None:
+            v, cfg = self.vehicle, self.cfg
+            full = lambda x: torch.full((self.n,), float(x), dtype=self.dtype,  # noqa: E731
+                                        device=self.device)
+            soil_mu = cfg.skid.mu if cfg.skid.soil == "hard" else cfg.skid.mu_peak
+            self.params = {"mass": full(v.mass), "wheel_radius": full(v.wheel_radius),
+                           "com": torch.tensor(v.com, dtype=self.dtype,
+                                               device=self.device).expand(self.n, 3).clone(),
+                           "friction": full(soil_mu), "accel_noise": full(cfg.imu.accel_noise),
+                           "gyro_noise": full(cfg.imu.gyro_noise)}
+        mask = torch.as_tensor(mask, device=self.device)
+        for name, val in values.items():
+            if val is None:
+                continue
+            val = torch.as_tensor(val, dtype=self.dtype, device=self.device)
+            shape = (self.n, 3) if name == "com" else (self.n,)
+            if val.shape != shape:
+                raise ValueError(f"{name} must have shape {shape}, got {tuple(val.shape)}")
+            sel = val[mask]
+            low = 0.0 if name != "com" else -math.inf
+            if not bool(torch.isfinite(sel).all()) or bool((sel < low).any()) or (
+                    name == "mass" and bool((sel <= 0).any())):
+                raise ValueError(f"{name} must be finite and {'> 0' if name == 'mass' else '>= 0'}"
+                                 f" in every environment, got {sel.tolist()[:8]}")
+            m = mask.view(-1, 1) if name == "com" else mask
+            self.params[name] = torch.where(m, val, self.params[name])
+        p = self.params
+        self._veh = VehicleBatch(self.vehicle, p["mass"], p["com"], p["wheel_radius"])
+        self.roll_limit, self.pitch_limit = tasks.static_tip_limits(self._veh)
+
     # ------------------------------------------------------------------ reset
     def set_keys(self, keys: torch.Tensor, mask: torch.Tensor):
         """Give the masked environments new random streams (keys) and restart their counters."""
@@ -315,6 +375,8 @@ class Simulator:
         ``start_pose``: optional ``(N, 3)`` planar rear-axle pose ``(x, y, yaw)`` [m, m, rad]
         used instead of the random spawn (the goal and command are still drawn).
         """
+        for hook in self.reset_hooks:
+            hook(mask)
         task = self.cfg.task
         u = self._draw(8, mask)
         x0, x1, y0, y1 = self.maps.bounds
@@ -377,7 +439,7 @@ class Simulator:
         kw = {"d_eps": self.cfg.d_eps, "gravity": self.cfg.gravity}
         if self.cfg.ground == "rigid_contact" and warm and self.contact is not None:
             kw.update(init_roll=self.contact.roll, init_pitch=self.contact.pitch, max_iter=3)
-        return place(self.cfg.ground, self.vehicle, self.maps, self.x, self.y, self.yaw,
+        return place(self.cfg.ground, self._veh, self.maps, self.x, self.y, self.yaw,
                      self.map_index, **kw)
 
     def _sensor(self, gc):
@@ -396,14 +458,20 @@ class Simulator:
         gyro = angular_rate(self.prev_rot, R, dt)
         self.sensor_pos, self.sensor_vel, self.prev_rot = p, v, R
         imu = self.cfg.imu
-        if imu.accel_noise or imu.gyro_noise or imu.accel_bias_walk or imu.gyro_bias_walk:
+        if self.params is not None:  # per-environment noise levels
+            a_noise = self.params["accel_noise"].unsqueeze(1)
+            g_noise = self.params["gyro_noise"].unsqueeze(1)
+        else:
+            a_noise, g_noise = imu.accel_noise, imu.gyro_noise
+        if (self.params is not None or imu.accel_noise or imu.gyro_noise or imu.accel_bias_walk
+                or imu.gyro_bias_walk):
             nz = rngmod.normal(self.keys, self.counters, 12, self.dtype)
             self.counters = self.counters + 1
             sq = math.sqrt(dt)
             self.accel_bias = self.accel_bias + imu.accel_bias_walk * sq * nz[:, 6:9]
             self.gyro_bias = self.gyro_bias + imu.gyro_bias_walk * sq * nz[:, 9:12]
-            f = f + self.accel_bias + imu.accel_noise * nz[:, 0:3]
-            gyro = gyro + self.gyro_bias + imu.gyro_noise * nz[:, 3:6]
+            f = f + self.accel_bias + a_noise * nz[:, 0:3]
+            gyro = gyro + self.gyro_bias + g_noise * nz[:, 3:6]
         self.accel, self.gyro = f, gyro
 
     def _height_scan(self, gc):
@@ -488,7 +556,49 @@ class Simulator:
         ``reward/<term>`` ``(N,)``, ``end_reason`` (codes of :data:`tasks.REASONS`), ``bad_action``.
         """
         a, bad = self.check_action(action)
-        return self._advance_fn(a, bad)
+        k = self.cfg.action_repeat
+        if k == 1:
+            return self._advance_fn(a, bad)
+        steps0 = self.steps
+        obs, reward, term, info = self._advance_fn(a, bad)
+        for _ in range(k - 1):
+            snap = self._snapshot()
+            obs2, r2, t2, info2 = self._advance_fn(a, bad)
+            self._restore(term, snap)  # environments that ended stay as they ended
+            live = ~term
+            reward = reward + torch.where(live, r2, torch.zeros_like(r2))
+            obs = torch.where(live.unsqueeze(1), obs2, obs)
+            for key, val in info2.items():
+                if key.startswith("reward/"):
+                    info[key] = info[key] + torch.where(live, val, torch.zeros_like(val))
+                elif key == "end_reason":
+                    info[key] = torch.where(live, val, info[key])
+            term = term | t2
+        self.steps = steps0 + 1  # control steps
+        return obs, reward, term, info
+
+    _STATE = ("x", "y", "yaw", "steer", "v", "w", "skid", "goal", "command", "prev_action",
+              "prev_distance", "keys", "counters", "map_index", "steps", "sensor_pos",
+              "sensor_vel", "prev_rot", "accel", "gyro", "accel_bias", "gyro_bias", "contact")
+
+    def _snapshot(self) -> dict:
+        """References to the state tensors (a step replaces them, it never writes into them)."""
+        return {name: getattr(self, name) for name in self._STATE}
+
+    def _restore(self, mask: torch.Tensor, snap: dict) -> None:
+        """Put the masked environments back to ``snap``."""
+        for name, old in snap.items():
+            new = getattr(self, name)
+            if name == "contact":
+                setattr(self, name, old.where(mask, new))
+            elif name == "skid":
+                setattr(self, name, SkidSteerState(**{
+                    f: torch.where(mask.view((-1,) + (1,) * (getattr(old, f).ndim - 1)),
+                                   getattr(old, f), getattr(new, f))
+                    for f in ("x", "y", "yaw", "vx", "vy", "yaw_rate", "wheel_omega")}))
+            else:
+                setattr(self, name, torch.where(mask.view((-1,) + (1,) * (old.ndim - 1)),
+                                                old, new))
 
     def _advance(self, a: torch.Tensor, bad: torch.Tensor):
         cfg = self.cfg
@@ -513,8 +623,9 @@ class Simulator:
             s0 = SkidSteerState(self.x, self.y, self.yaw, s0.vx, s0.vy, s0.yaw_rate,
                                 s0.wheel_omega)
             self.skid, info_d = skid_steer_step(
-                self.vehicle, cfg.skid, s0, None, gc.normal_force.contiguous(), gc.roll, gc.pitch, dt,
-                substeps=cfg.substeps, speed_targets=targets)
+                self._veh, cfg.skid, s0, None, gc.normal_force.contiguous(), gc.roll, gc.pitch,
+                dt, substeps=cfg.substeps, speed_targets=targets,
+                mu=None if self.params is None else self.params["friction"])
             self.x, self.y, self.yaw = self.skid.x, self.skid.y, self.skid.yaw
             kappa = info_d["kappa"]
             power = (info_d["torque"] * self.skid.wheel_omega).abs().sum(1)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, fields
 
 import torch
 
-from .vehicle import Vehicle
+from .vehicle import Vehicle, VehicleBatch  # noqa: F401  (documented type)
 
 __all__ = ["RewardWeights", "progress_to_goal", "goal_reached", "velocity_tracking", "tilt_l2",
            "angular_rate_l2", "action_rate_l2", "slip_l1", "energy", "tip_over",
@@ -95,18 +95,26 @@ def tip_over(tipped: torch.Tensor, dtype=torch.float32) -> torch.Tensor:
     return tipped.to(dtype)
 
 
-def static_tip_limits(vehicle: Vehicle) -> tuple[float, float]:
+def static_tip_limits(vehicle: Vehicle):
     """``(roll limit, pitch limit)`` [rad] of static stability on a slope: the angle at which the
     centre of mass passes over the downhill wheels, ``atan(half track / h)`` and
-    ``atan(CoM-to-axle distance / h)``, ``h`` the CoM height above flat ground."""
-    h = vehicle.wheel_radius + vehicle.com[2]
-    if h <= 0:
-        return math.pi / 2, math.pi / 2
+    ``atan(CoM-to-axle distance / h)``, ``h`` the CoM height above flat ground.
+
+    Floats for a :class:`Vehicle`; ``(N,)`` tensors for a :class:`VehicleBatch` (per-env mass
+    properties)."""
+    batched = isinstance(vehicle.wheel_radius, torch.Tensor)
+    like = vehicle.wheel_radius if batched else torch.zeros((), dtype=torch.float64)
+    as_t = lambda v: torch.as_tensor(v, dtype=like.dtype, device=like.device)  # noqa: E731
+    cx, cy, cz = (as_t(c) for c in vehicle.com)
+    h = as_t(vehicle.wheel_radius) + cz
     xs = [p[0] for p in vehicle.wheel_positions]
     ys = [p[1] for p in vehicle.wheel_positions]
-    lateral = min(max(ys) - vehicle.com[1], vehicle.com[1] - min(ys))
-    longitudinal = min(max(xs) - vehicle.com[0], vehicle.com[0] - min(xs))
-    return math.atan2(lateral, h), math.atan2(longitudinal, h)
+    lateral = torch.minimum(max(ys) - cy, cy - min(ys))
+    longitudinal = torch.minimum(max(xs) - cx, cx - min(xs))
+    upright = torch.full_like(h, math.pi / 2)
+    roll = torch.where(h > 0, torch.atan2(lateral, h), upright)
+    pitch = torch.where(h > 0, torch.atan2(longitudinal, h), upright)
+    return (roll, pitch) if batched else (float(roll), float(pitch))
 
 
 def tipped_over(roll, pitch, roll_limit: float, pitch_limit: float, stable=None) -> torch.Tensor:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Vehicle", "husky", "six_wheel_rover", "eight_wheel_rover", "PRESETS", "preset"]
+__all__ = ["Vehicle", "VehicleBatch", "husky", "six_wheel_rover", "eight_wheel_rover", "PRESETS", "preset"]
 
 _IDENTITY = ((1.0, 0.0, 0.0, 0.0), (0.0, 1.0, 0.0, 0.0), (0.0, 0.0, 1.0, 0.0),
              (0.0, 0.0, 0.0, 1.0))
@@ -211,3 +211,23 @@ def preset(name: str) -> Vehicle:
         return PRESETS[name]()
     except KeyError:
         raise ValueError(f"unknown vehicle preset {name!r}; known: {sorted(PRESETS)}") from None
+
+
+class VehicleBatch:
+    """A :class:`Vehicle` whose mass, centre of mass and wheel radius differ per environment
+    (domain randomization). Geometry (wheel positions, axle pose) stays the vehicle's.
+
+    Attributes: ``mass`` ``(N,)`` [kg]; ``com`` a tuple of three ``(N,)`` tensors (x, y, z in the
+    rear-axle frame) [m]; ``wheel_radius`` ``(N,)`` [m]; everything else is the base vehicle's.
+    The ground-following methods and the skid-steer dynamics accept it in place of a Vehicle
+    (their formulas broadcast over the environment axis).
+    """
+
+    def __init__(self, base: Vehicle, mass, com, wheel_radius):
+        self.base = base
+        self.mass = mass
+        self.com = tuple(com.unbind(1)) if hasattr(com, "unbind") else tuple(com)
+        self.wheel_radius = wheel_radius
+
+    def __getattr__(self, name):
+        return getattr(self.base, name)

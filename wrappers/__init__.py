@@ -1,4 +1,30 @@
-"""Gymnasium wrappers made for offroad-env (domain randomization, sensor realism, recording,
-trainer adapters). Empty until the environments exist; the package is importable so that the
-layout and the dependency direction (terrain <- offroad_env <- wrappers <- train) hold from the
-start."""
+"""Gymnasium wrappers made for the offroad environments.
+
+* :class:`DomainRandomization` / :class:`DomainRandomizationEnv` with
+  :class:`RandomizationConfig`: per-episode mass, centre of mass, wheel radius, friction,
+  terrain and IMU noise, drawn from the env's seeded per-env streams.
+* :class:`ObservationDelay`, :class:`ActionDelay`: latency, aware of every autoreset mode.
+  (IMU noise and bias walk: ``ImuConfig``; action repeat: ``SimConfig.action_repeat``.)
+* :class:`TrajectoryRecorder`: an ``.npz`` / CSV log per episode (pose, IMU, actions, reward
+  terms). Video: Gymnasium's ``RecordVideo`` (``video`` extra).
+* :class:`SB3VecEnv` (``wrappers.sb3``, needs stable-baselines3): the native vector env as a
+  Stable-Baselines3 ``VecEnv``.
+
+Gymnasium's own wrappers (``TimeLimit``, vector ``RecordEpisodeStatistics``,
+``NormalizeObservation``, ``ArrayConversion``) and TorchRL's ``GymWrapper`` run on the native
+env as they are; see the README for the autoreset mode each needs.
+"""
+
+from .randomization import DomainRandomization, DomainRandomizationEnv, RandomizationConfig
+from .recording import TrajectoryRecorder, load_episode
+from .sensors import ActionDelay, ObservationDelay
+
+__all__ = ["DomainRandomization", "DomainRandomizationEnv", "RandomizationConfig",
+           "ObservationDelay", "ActionDelay", "TrajectoryRecorder", "load_episode", "SB3VecEnv"]
+
+
+def __getattr__(name):
+    if name == "SB3VecEnv":  # imported on use: stable-baselines3 is an optional extra
+        from .sb3 import SB3VecEnv
+        return SB3VecEnv
+    raise AttributeError(f"module 'wrappers' has no attribute {name!r}")
