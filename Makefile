@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-all bench install clean
+.PHONY: demo test test-all test-integration bench install clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -17,13 +17,21 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# the optional integration group: TorchRL and moviepy on top of the test install
+$(VENV)/.integration: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[test,train,integration]'
+	touch $@
+
 demo: $(STAMP)
 	$(VENV)/bin/offroad-env demo --out outputs/demo
 
 test: $(STAMP)
 	$(PY) -m pytest -q
 
-test-all: $(STAMP)
+test-integration: $(VENV)/.integration
+	$(PY) -m pytest -q -m integration
+
+test-all: $(VENV)/.integration
 	$(PY) -m pytest -q -m ''
 
 bench: $(STAMP)

@@ -26,15 +26,20 @@ def rough_terrain(size=(40.0, 40.0), resolution=(0.1, 0.1)) -> terrain.TerrainCo
                                keep_center=0.0)
 
 
-def make_config(task: str = "nav", config: SimConfig | None = None, **overrides) -> SimConfig:
+def make_config(task: str | TaskConfig = "nav", config: SimConfig | None = None,
+                **overrides) -> SimConfig:
     """The :class:`SimConfig` of a task, with fields overridden by keyword.
 
     ``task="nav"``: reach a goal (observations include the goal in the body frame; reward:
     progress, goal bonus, tilt, rates, tip-over). ``task="velocity"``: track a commanded forward
     speed and yaw rate (the command replaces the goal in the observations; reward: tracking).
     ``task="nav_rough"``: nav on :func:`rough_terrain` with a height scan in the observations.
-    ``config``: start from this config instead of the task's default.
+    ``config``: start from this config instead of the task's default. A :class:`TaskConfig`
+    as ``task`` overrides the config's ``task`` field (its ``kind`` picks the defaults).
     """
+    if isinstance(task, TaskConfig):  # a TaskConfig given as the ``task`` field override
+        overrides["task"] = task
+        task = task.kind
     if config is not None:
         base = config
     elif task == "nav":

@@ -57,7 +57,7 @@ def save_preview(hm: HeightMap, path, index: int = 0, max_size: int = 2048):
     """Write :func:`preview_image` as PNG (downscaled to at most ``max_size`` pixels a side)."""
     from PIL import Image
 
-    img = Image.fromarray(preview_image(hm, index), mode="RGB")
+    img = Image.fromarray(preview_image(hm, index))  # uint8 (H, W, 3): RGB
     if max(img.size) > max_size:
         img.thumbnail((max_size, max_size))
     img.save(path, format="PNG")

@@ -186,7 +186,7 @@ def test_extreme_values_0_32768_65535(tmp_path):
 ])
 def test_colour_images_rejected(tmp_path, mode, arr):
     p = tmp_path / "c.png"
-    Image.fromarray(arr, mode=mode).save(p)
+    Image.fromarray(arr).save(p)  # uint8 with 3 or 4 channels: RGB or RGBA
     with pytest.raises(TerrainFileError, match=mode) as exc:
         terrain.load(p)
     assert str(p) in str(exc.value)

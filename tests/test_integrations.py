@@ -1,0 +1,95 @@
+"""Integration with the trainers and tools users bring: an SB3 PPO run that learns, a TorchRL
+rollout in the autoreset modes GymWrapper takes, and Gymnasium's RecordVideo (moviepy).
+
+These form the optional ``integration`` group (``make test-integration``, run by ``.ci/run``);
+each skips cleanly when its library is not installed."""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+from gymnasium.vector import AutoresetMode
+
+import offroad_env  # noqa: F401
+import terrain
+
+pytestmark = pytest.mark.integration
+
+NAV = "offroad_env/OffroadNav-v0"
+FLAT = terrain.FlatConfig(size=(20.0, 20.0), resolution=(0.1, 0.1))
+
+
+def test_sb3_ppo_learns_flat_navigation():
+    pytest.importorskip("stable_baselines3")
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.vec_env import VecMonitor
+
+    from offroad_env.sim import TaskConfig
+    from wrappers import SB3VecEnv
+
+    def make():
+        return VecMonitor(SB3VecEnv.make(NAV, 16, terrain=FLAT, max_episode_steps=100,
+                                         task=TaskConfig(goal_distance=(1.5, 3.0))))
+
+    def success(model, seed):
+        env = SB3VecEnv.make(NAV, 64, terrain=FLAT, max_episode_steps=100,
+                             task=TaskConfig(goal_distance=(1.5, 3.0)))
+        env.seed(seed)
+        obs = env.reset()
+        ended = np.zeros(64, bool)
+        reached = np.zeros(64, bool)
+        for _ in range(100):
+            act, _ = model.predict(obs, deterministic=True)
+            obs, _, done, infos = env.step(act)
+            for i in np.flatnonzero(done & ~ended):
+                reached[i] = infos[i]["end_reason"] == "goal_reached"
+            ended |= done
+        return reached.mean()
+
+    model = PPO("MlpPolicy", make(), n_steps=128, batch_size=512, learning_rate=1e-3, seed=0,
+                device="cpu", verbose=0)
+    before = success(model, 123)
+    model.learn(total_timesteps=40_000)
+    after = success(model, 123)
+    assert after >= 0.6 and after > before + 0.3, (before, after)
+
+
+@pytest.mark.parametrize("mode", [AutoresetMode.SAME_STEP, AutoresetMode.DISABLED])
+def test_torchrl_gym_wrapper_rollout(mode):
+    pytest.importorskip("torchrl")
+    from torchrl.envs import GymWrapper
+
+    env = gym.make_vec(NAV, num_envs=4, vectorization_mode="vector_entry_point",
+                       max_episode_steps=30, autoreset_mode=mode)
+    tenv = GymWrapper(env)
+    td = tenv.rollout(70, break_when_any_done=False)
+    assert td.batch_size == torch.Size([4, 70])
+    assert td["observation"].shape == (4, 70, env.single_observation_space.shape[0])
+    # 70 steps of 30-step episodes: each sub-env finishes twice
+    assert int(td["next", "truncated"].sum()) == 8
+    assert torch.isfinite(td["next", "reward"]).all()
+
+
+def test_torchrl_rejects_next_step_mode_as_documented():
+    pytest.importorskip("torchrl")
+    from torchrl.envs import GymWrapper
+
+    env = gym.make_vec(NAV, num_envs=2, vectorization_mode="vector_entry_point")
+    with pytest.raises(Exception):
+        GymWrapper(env).rollout(3)
+
+
+def test_record_video_on_the_single_env(tmp_path):
+    pytest.importorskip("moviepy")
+    from gymnasium.wrappers import RecordVideo
+
+    env = RecordVideo(gym.make(NAV, render_mode="rgb_array", max_episode_steps=20),
+                      str(tmp_path), episode_trigger=lambda k: True, disable_logger=True)
+    env.reset(seed=0)
+    for _ in range(20):
+        _, _, term, trunc, _ = env.step(np.array([1.0, 0.2], dtype=np.float32))
+        if term or trunc:
+            break
+    env.close()
+    videos = list(tmp_path.glob("*.mp4"))
+    assert len(videos) == 1 and videos[0].stat().st_size > 1000
