@@ -546,8 +546,11 @@ def plot_learning_curve(csv_path: Path, png_path: Path) -> None:
     a1.set_xlabel("environment steps")
     a1.set_ylabel("mean episode return")
     a1.grid(True, alpha=0.3)
-    a2.plot(x, col("success_rate"), label="success")
-    a2.plot(x, col("tip_over_rate"), label="tip-over")
+    for key, label in (("success_rate", "success"), ("tip_over_rate", "tip-over"),
+                       ("hole_rate", "hole"), ("off_map_rate", "off map")):
+        if key in rows[0] and (key in ("success_rate", "tip_over_rate")
+                               or np.nanmax(col(key), initial=0.0) > 0):
+            a2.plot(x, col(key), label=label)
     a2.set_xlabel("environment steps")
     a2.set_ylabel("rate (episodes ended in the iteration)")
     a2.set_ylim(-0.02, 1.02)
