@@ -93,3 +93,15 @@ def test_record_video_on_the_single_env(tmp_path):
     env.close()
     videos = list(tmp_path.glob("*.mp4"))
     assert len(videos) == 1 and videos[0].stat().st_size > 1000
+
+
+def test_evaluate_writes_a_video(tmp_path):
+    pytest.importorskip("moviepy")
+    from train import evaluate, ppo
+
+    ppo.train(ppo.PPOConfig(num_envs=8, num_steps=8, total_steps=64, num_minibatches=2,
+                            hidden=(8,), out=str(tmp_path / "run"), progress=False))
+    out = tmp_path / "ev"
+    assert evaluate.main([str(tmp_path / "run" / "checkpoint.pt"), "--episodes", "2",
+                          "--max-episode-steps", "15", "--video", "--out", str(out)]) == 0
+    assert (out / evaluate.VIDEO).stat().st_size > 1000

@@ -15,8 +15,8 @@ the default 1000 is held out) with spawn seeds from ``--seed``. Policies:
 
 Writes ``eval.json`` (per policy: rates, times, attitude statistics and per-episode values),
 ``eval_outcomes.png`` and ``eval_attitude.png`` (with the ``plot`` extra), ``frames.png`` (a strip
-of ``rgb_array`` frames of episode 0) and, with ``--video``, ``video.mp4`` through Gymnasium's
-``save_video`` (needs ``moviepy``). Existing files are not overwritten without ``--force``.
+of ``rgb_array`` frames of episode 0) and, with ``--video``, ``video-episode-0.mp4`` through
+Gymnasium's ``save_video`` (needs ``moviepy``). Existing files are not overwritten without ``--force``.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from .ppo import CheckpointError, load_checkpoint
 __all__ = ["evaluate", "heuristic_policy", "random_policy", "main"]
 
 POLICIES = ("checkpoint", "random", "heuristic")
+VIDEO = "video-episode-0.mp4"  # the name gymnasium.utils.save_video gives episode 0
 
 
 def random_policy(seed: int):
@@ -201,7 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--terrain-seed", type=int, default=1000, help="held-out maps")
     p.add_argument("--max-episode-steps", type=int, default=None)
     p.add_argument("--out", default=None, help="output folder (default: next to the checkpoint)")
-    p.add_argument("--video", action="store_true", help="also write video.mp4 (needs moviepy)")
+    p.add_argument("--video", action="store_true", help=f"also write {VIDEO} (needs moviepy)")
     p.add_argument("--force", action="store_true", help="overwrite existing outputs")
     return p
 
@@ -231,7 +232,7 @@ def _main(args) -> int:
         out = Path(args.checkpoint).parent / "eval"
     else:
         out = Path("runs") / f"eval_{policy}"
-    files = ["eval.json", "frames.png"] + (["video.mp4"] if args.video else [])
+    files = ["eval.json", "frames.png"] + ([VIDEO] if args.video else [])
     if not args.force:
         for f in files:
             if (out / f).exists():
@@ -265,7 +266,7 @@ def _main(args) -> int:
     if args.video:
         from gymnasium.utils.save_video import save_video
         save_video(shots, str(out), fps=int(round(1 / 0.05)), name_prefix="video")
-    written = ["eval.json", "frames.png"]
+    written = ["eval.json", "frames.png"] + ([VIDEO] if args.video else [])
     try:
         written += _plots(results, out)
     except ImportError as exc:
