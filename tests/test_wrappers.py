@@ -347,3 +347,19 @@ def test_sb3_adapter_terminal_observation_and_time_limit():
         wrapped.step(a.numpy())
     assert sb.env_is_wrapped(gym.Wrapper) == [False] * n
     assert sb.get_attr("num_envs") == [n] * n
+
+
+def test_imu_noise_and_bias_random_walk_have_their_closed_form_spread():
+    """Parked on flat ground over T steps: the gyro reads white noise plus a bias that is a
+    random walk, so across many envs Var = walk^2 * T * dt + noise^2 (and the mean stays 0)."""
+    from offroad_env.sim import ImuConfig
+    n, T, noise, walk = 4000, 100, 0.01, 0.05
+    env = venv(n, terrain=FLAT, imu=ImuConfig(gyro_noise=noise, gyro_bias_walk=walk))
+    env.reset(seed=0)
+    for _ in range(T):
+        env.step(torch.zeros(n, 2))
+    gz = env.unwrapped.sim.gyro[:, 2].double()
+    dt = env.unwrapped.sim.cfg.dt
+    expected = walk ** 2 * T * dt + noise ** 2
+    assert float(gz.var()) == pytest.approx(expected, rel=0.08)
+    assert abs(float(gz.mean())) < 4 * (expected / n) ** 0.5
