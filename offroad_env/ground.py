@@ -513,7 +513,7 @@ def _hub_query(vehicle, terrain, x, y, R, wheels, mi):
     return offs, hx, hy, _fill_holes(h, hole, drop), hole, off
 
 
-def _quad_plane(hx, hy, Z, cx, cy):
+def _quad_plane(hx, hy, Z, cx, cy, inside: bool = True):
     """:func:`_support_plane` for the four rectangle wheels FL, FR, RL, RR, in closed form.
 
     The hubs of a tilted rectangle project to a parallelogram whose diagonals bisect each other,
@@ -540,7 +540,14 @@ def _quad_plane(hx, hy, Z, cx, cy):
     n = torch.stack((by * ez - bz * ey, bz * ex - bx * ez, bx * ey - by * ex), 1)
     n = n * torch.where(n[:, 2:3] < 0, -1.0, 1.0).to(n.dtype)
     n = n / torch.linalg.vector_norm(n, dim=1, keepdim=True)
-    # the CoM inside the quadrilateral (else no facet holds it: it tips)
+    if not inside:  # an intermediate pass needs the facet only
+        return n, torch.stack((ax, ay, az), 1), None
+    return n, torch.stack((ax, ay, az), 1), _com_inside(hx, hy, cx, cy)
+
+
+def _com_inside(hx, hy, cx, cy) -> torch.Tensor:
+    """``(N,)``: the point ``(cx, cy)`` lies inside the quadrilateral of the four rectangle hubs
+    FL, FR, RL, RR (``(K, N)`` each)."""
     order = (0, 1, 3, 2)  # FL, FR, RR, RL around the parallelogram
     signs = []
     for k in range(4):
@@ -548,8 +555,7 @@ def _quad_plane(hx, hy, Z, cx, cy):
         ex_, ey_ = hx[j] - hx[i], hy[j] - hy[i]
         signs.append(ex_ * (cy - hy[i]) - ey_ * (cx - hx[i]))
     s = torch.stack(signs, 1)
-    inside = (s >= 0).all(1) | (s <= 0).all(1)
-    return n, torch.stack((ax, ay, az), 1), inside
+    return (s >= 0).all(1) | (s <= 0).all(1)
 
 
 def _rigid_plane(vehicle, terrain, x, y, yaw, mi, d_eps, gravity, max_iter, tol, init_roll=None,
@@ -559,40 +565,86 @@ def _rigid_plane(vehicle, terrain, x, y, yaw, mi, d_eps, gravity, max_iter, tol,
         tol = 1e-9 if dtype == torch.float64 else 1e-5
     geo_tol = 1e-9 if dtype == torch.float64 else 1e-5
     wheels = _body_const(vehicle, x)
-    com_b = vehicle.com
-    r = vehicle.wheel_radius
     quad = vehicle.is_rectangle
     triples = None if quad else _triples(vehicle.num_wheels, x.device)
+    n_env = x.shape[0]
 
-    def plane(roll, pitch):
-        R = rot_zyx_entries(yaw, pitch, roll)
-        offs, hx, hy, h, hole, off = _hub_query(vehicle, terrain, x, y, R, wheels, mi)
+    def plane(roll, pitch, idx=None, final=False):
+        """The facet for attitude (roll, pitch) of the poses ``idx`` (None: all)."""
+        xs, ys, yws = (x, y, yaw) if idx is None else (x[idx], y[idx], yaw[idx])
+        ms = mi if (mi is None or idx is None) else mi[:, idx]
+        com_b = tuple(_subset(c, idx, n_env) for c in vehicle.com)  # per-env (VehicleBatch)
+        r = _subset(vehicle.wheel_radius, idx, n_env)
+        R = rot_zyx_entries(yws, pitch, roll)
+        offs, hx, hy, h, hole, off = _hub_query(vehicle, terrain, xs, ys, R, wheels, ms)
         cx, cy, _ = _rotate(R, com_b)
         if quad:
-            n, p, found = _quad_plane(hx, hy, h + r, x + cx, y + cy)
+            n, p, found = _quad_plane(hx, hy, h + r, xs + cx, ys + cy, inside=False)
         else:
             n, p, found = _support_plane(torch.stack((hx.T, hy.T), -1), (h + r).T,
-                                         torch.stack((x + cx, y + cy), 1), triples, geo_tol)
+                                         torch.stack((xs + cx, ys + cy), 1), triples, geo_tol)
         return R, offs, h, hole, off, n, p, found
 
     roll = torch.zeros_like(x) if init_roll is None else torch.as_tensor(init_roll).to(x)
     pitch = torch.zeros_like(x) if init_pitch is None else torch.as_tensor(init_pitch).to(x)
-    roll, pitch = roll.expand_as(x), pitch.expand_as(x)
+    roll, pitch = roll.expand_as(x).contiguous(), pitch.expand_as(x).contiguous()
     change = torch.full_like(x, math.inf)
-    iters = torch.ones_like(x, dtype=torch.int32)
-    for _ in range(max(1, max_iter)):
-        *_, n, p, found = plane(roll, pitch)
-        new_roll, new_pitch = _attitude_from_normal(n, yaw)
-        change = torch.maximum((new_roll - roll).abs(), (new_pitch - pitch).abs())
-        iters = iters + (change > tol).to(torch.int32)
-        roll, pitch = new_roll, new_pitch
-    R, offs, h, hole, off, n, p, found = plane(roll, pitch)
+    iters = torch.zeros_like(x, dtype=torch.int32)
+    # Each pass evaluates the facet at the current attitude and moves the attitude to the
+    # facet's. A pose stops when the move is below ``tol``; it returns the attitude of its last
+    # pass with that pass's facet, heights and hub offsets (consistent with each other; the
+    # fixed point is within ``tol``). Eager: after two passes over all poses only those still
+    # moving are iterated (on rough ground ~45 % after 3 passes, ~10 % after 4, ~0.2 % after 5);
+    # compiled graphs keep fixed shapes and run every pass on every pose.
+    compact = not torch.compiler.is_compiling() and x.device.type == "cpu"
+    att_roll, att_pitch, out = roll, pitch, None
+    for k in range(max(1, max_iter)):
+        idx = None
+        if compact and k >= 2:
+            idx = torch.nonzero(change > tol).squeeze(1)
+            if idx.numel() == 0:
+                break
+            if idx.numel() == n_env:
+                idx = None
+        r0, p0 = (roll, pitch) if idx is None else (roll[idx], pitch[idx])
+        res = plane(r0, p0, idx, final=not quad)
+        n = res[5]
+        new_roll, new_pitch = _attitude_from_normal(n, yaw if idx is None else yaw[idx])
+        ch = torch.maximum((new_roll - r0).abs(), (new_pitch - p0).abs())
+        if idx is None:
+            change, att_roll, att_pitch, out = ch, r0, p0, list(res)
+            roll, pitch = new_roll, new_pitch
+            iters = iters + 1
+        else:
+            change = change.index_copy(0, idx, ch)
+            att_roll = att_roll.index_copy(0, idx, r0)
+            att_pitch = att_pitch.index_copy(0, idx, p0)
+            roll = roll.index_copy(0, idx, new_roll)
+            pitch = pitch.index_copy(0, idx, new_pitch)
+            iters = iters.index_add(0, idx, torch.ones_like(idx, dtype=torch.int32))
+            for j in (1, 2, 3, 4, 5, 6, 7):  # offs, h, hole, off (K, N); n, p (N, 3); found
+                if j == 1:
+                    out[1] = tuple(o.index_copy(1, idx, s) for o, s in zip(out[1], res[1]))
+                elif out[j] is not None:
+                    out[j] = out[j].index_copy(1 if j <= 4 else 0, idx, res[j])
+    _, offs, h, hole, off, n, p, found = out
+    R = rot_zyx_entries(yaw, att_pitch, att_roll)
+    if quad:  # the centre of mass inside the hub quadrilateral (else no facet holds it)
+        cx, cy, _ = _rotate(R, vehicle.com)
+        found = _com_inside(x + offs[0], y + offs[1], x + cx, y + cy)
     # origin height: the hub plane through the facet, at the origin's (x, y)
     z0 = p[:, 2] - (n[:, 0] * (x - p[:, 0]) + n[:, 1] * (y - p[:, 1])) / n[:, 2]
     t = torch.stack((x, y, z0), 1)
     converged = (change <= tol) & found
-    return _finish(vehicle, torch.stack((yaw, pitch, roll), 1), R, t, wheels, h, hole, off,
-                   d_eps, gravity, converged, iters, offs=offs)
+    return _finish(vehicle, torch.stack((yaw, att_pitch, att_roll), 1), R, t, wheels, h, hole,
+                   off, d_eps, gravity, converged, iters, offs=offs)
+
+
+def _subset(v, idx, n: int):
+    """``v[idx]`` for a per-environment ``(N,)`` tensor; floats (and idx None) unchanged."""
+    if idx is None or not isinstance(v, torch.Tensor) or v.ndim == 0:
+        return v
+    return v[idx]
 
 
 def _rigid_drop(vehicle, terrain, x, y, yaw, mi, d_eps, gravity, max_iter, dt, tol):

@@ -438,7 +438,7 @@ class Simulator:
     def _place(self, warm: bool):
         kw = {"d_eps": self.cfg.d_eps, "gravity": self.cfg.gravity}
         if self.cfg.ground == "rigid_contact" and warm and self.contact is not None:
-            kw.update(init_roll=self.contact.roll, init_pitch=self.contact.pitch, max_iter=3)
+            kw.update(init_roll=self.contact.roll, init_pitch=self.contact.pitch, max_iter=4)
         return place(self.cfg.ground, self._veh, self.maps, self.x, self.y, self.yaw,
                      self.map_index, **kw)
 
