@@ -419,49 +419,71 @@ def _triples(K: int, device) -> torch.Tensor:
 def _support_plane(Pxy: torch.Tensor, Z: torch.Tensor, com_xy: torch.Tensor, triples, tol):
     """The upper-hull facet over the centre of mass.
 
+    The upper hull's height over a point ``c`` is the largest height at ``c`` of the planes
+    through any three points whose triangle contains ``c`` (a linear program whose optimum sits
+    on three points), so the facet is the triangle that contains the CoM's projection and is
+    highest there: one pass over the ``C(K, 3)`` triangles, no test of every wheel against
+    every plane. ``tol`` is the barycentric slack of "contains".
+
     Args:
         Pxy: ``(N, K, 2)`` horizontal contact positions; Z: ``(N, K)`` required hub heights
             ``h + r``; com_xy: ``(N, 2)``; triples: ``(T, 3)`` wheel index triples.
 
     Returns:
-        ``(normal (N, 3) unit, up; point on plane (N, 3); found (N,) bool)``.
+        ``(normal (N, 3) unit, up; point on plane (N, 3); found (N,) bool)``. Where no triangle
+        contains the CoM (it lies outside the support polygon: the vehicle tips), the triangle
+        that comes closest is returned with ``found`` False.
     """
     N, K = Z.shape
     A = torch.cat((Pxy, Z.unsqueeze(-1)), dim=-1)  # (N, K, 3)
     a, b, c = A[:, triples[:, 0]], A[:, triples[:, 1]], A[:, triples[:, 2]]  # (N, T, 3)
-    n = torch.linalg.cross(b - a, c - a, dim=-1)
-    n = n * torch.where(n[..., 2:3] < 0, -1.0, 1.0).to(n.dtype)
-    area2 = n[..., 2]  # twice the signed xy-area of the triangle, made >= 0
+    bx, by, bz = b[..., 0] - a[..., 0], b[..., 1] - a[..., 1], b[..., 2] - a[..., 2]
+    cx, cy, cz = c[..., 0] - a[..., 0], c[..., 1] - a[..., 1], c[..., 2] - a[..., 2]
+    det = bx * cy - by * cx  # twice the signed xy-area
     span = (Pxy.amax(1) - Pxy.amin(1)).amax(-1).clamp_min(1e-6)  # (N,)
-    nondegenerate = area2 > 1e-6 * (span * span).unsqueeze(1)
-    safe_nz = torch.where(nondegenerate, area2, torch.ones_like(area2))
-    # plane height at every wheel: z = a_z - (n_x (x - a_x) + n_y (y - a_y)) / n_z  -> (N, T, K)
-    dx = Pxy[:, None, :, 0] - a[..., 0:1]
-    dy = Pxy[:, None, :, 1] - a[..., 1:2]
-    zp = a[..., 2:3] - (n[..., 0:1] * dx + n[..., 1:2] * dy) / safe_nz.unsqueeze(-1)
-    feasible = (zp >= Z.unsqueeze(1) - tol).all(-1)
+    nondegenerate = det.abs() > 1e-6 * (span * span).unsqueeze(1)
+    safe = torch.where(nondegenerate, det, torch.ones_like(det))
     # barycentric coordinates of the CoM in the triangle's xy projection
     ex, ey = com_xy[:, None, 0] - a[..., 0], com_xy[:, None, 1] - a[..., 1]
-    bx, by = b[..., 0] - a[..., 0], b[..., 1] - a[..., 1]
-    cx, cy = c[..., 0] - a[..., 0], c[..., 1] - a[..., 1]
-    l1 = (ex * cy - ey * cx) / safe_nz
-    l2 = (bx * ey - by * ex) / safe_nz
-    # n_z = bx*cy - by*cx = area2 after orientation flip; fix the sign of l1, l2 accordingly
-    flip = (bx * cy - by * cx) < 0
-    l1 = torch.where(flip, -l1, l1)
-    l2 = torch.where(flip, -l2, l2)
-    l0 = 1.0 - l1 - l2
-    margin = torch.minimum(torch.minimum(l0, l1), l2)
-    valid = feasible & nondegenerate
-    neg_inf = torch.full_like(margin, -math.inf)
-    score = torch.where(valid, margin, neg_inf)
-    best = score.argmax(dim=1)  # the feasible facet that holds the CoM best
-    found = (score.gather(1, best[:, None]).squeeze(1) >= -1e-6)
-    idx = best.view(N, 1, 1).expand(N, 1, 3)
-    n_sel = n.gather(1, idx).squeeze(1)
-    p_sel = a.gather(1, idx).squeeze(1)
-    n_sel = n_sel / torch.linalg.vector_norm(n_sel, dim=-1, keepdim=True)
-    return n_sel, p_sel, found
+    l1 = (ex * cy - ey * cx) / safe
+    l2 = (bx * ey - by * ex) / safe
+    margin = torch.minimum(torch.minimum(1.0 - l1 - l2, l1), l2)
+    height = a[..., 2] + l1 * bz + l2 * cz  # the triangle's plane at the CoM
+    contains = nondegenerate & (margin >= -tol)
+    neg_inf = torch.full_like(height, -math.inf)
+    found = contains.any(1)
+    # The highest containing triangle is the facet. Where the CoM sits on (or within rounding
+    # of) an edge, several triangles tie in height and only some are hull facets: check the
+    # few highest against every wheel (no wheel above the plane) and, among those that pass
+    # and tie, take the one that holds the CoM best (as the closed-form four-wheel path).
+    k = min(3, height.shape[1])
+    top_h, cand = torch.where(contains, height, neg_inf).topk(k, dim=1)  # (N, k)
+    g = lambda v: v.gather(1, cand)  # noqa: E731
+    ux, uy, uz, vx, vy, vz = g(bx), g(by), g(bz), g(cx), g(cy), g(cz)
+    nz = ux * vy - uy * vx
+    nz_safe = torch.where(nz.abs() > 0, nz, torch.ones_like(nz))
+    nx, ny = uy * vz - uz * vy, uz * vx - ux * vz
+    ax_, ay_, az_ = (A[..., i].gather(1, triples[cand][..., 0]) for i in range(3))  # (N, k)
+    zp = az_.unsqueeze(-1) - (nx.unsqueeze(-1) * (Pxy[:, None, :, 0] - ax_.unsqueeze(-1))
+                              + ny.unsqueeze(-1) * (Pxy[:, None, :, 1] - ay_.unsqueeze(-1))) \
+        / nz_safe.unsqueeze(-1)  # (N, k, K): each candidate plane at every wheel
+    feasible = (zp >= Z.unsqueeze(1) - tol).all(-1) & torch.isfinite(top_h)
+    best_f = torch.where(feasible, top_h, torch.full_like(top_h, -math.inf)).amax(1, keepdim=True)
+    near = feasible & (top_h >= best_f - tol * span.clamp_min(1.0).unsqueeze(1))
+    held = torch.where(near, g(margin), torch.full_like(top_h, -math.inf))
+    any_f = feasible.any(1)
+    choice = torch.where(any_f, held.argmax(1), torch.zeros_like(held.argmax(1)))
+    best_contain = cand.gather(1, choice.view(N, 1)).squeeze(1)
+    closest = torch.where(nondegenerate, margin, neg_inf)
+    best = torch.where(found, best_contain, closest.argmax(1))
+    pick = best.view(N, 1)
+    ux, uy, uz = (v.gather(1, pick).squeeze(1) for v in (bx, by, bz))
+    vx, vy, vz = (v.gather(1, pick).squeeze(1) for v in (cx, cy, cz))
+    n = torch.stack((uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx), 1)
+    n = n * torch.where(n[:, 2:3] < 0, -1.0, 1.0).to(n.dtype)
+    n = n / torch.linalg.vector_norm(n, dim=1, keepdim=True)
+    p_sel = a.gather(1, best.view(N, 1, 1).expand(N, 1, 3)).squeeze(1)
+    return n, p_sel, found
 
 
 def rigid_contact(vehicle: Vehicle, terrain: HeightMap, x, y, yaw, map_index=None, *,
