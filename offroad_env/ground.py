@@ -179,6 +179,15 @@ class GroundContact:
         w, wo = self._wheels(), other._wheels()
         return GroundContact(**kw, _cache={k: pick(w[k], wo[k]) for k in _WHEEL_FIELDS})
 
+    def index_copy(self, index: torch.Tensor, other: "GroundContact") -> "GroundContact":
+        """This result with environments ``index`` ``(M,)`` replaced by ``other`` (M of them)."""
+        kw = {name: (getattr(self, name) if name == "rear_axle_pose"
+                     else getattr(self, name).index_copy(0, index, getattr(other, name)))
+              for name in self._eager_fields()}
+        w, wo = self._wheels(), other._wheels()
+        return GroundContact(**kw, _cache={k: w[k].index_copy(0, index, wo[k])
+                                           for k in _WHEEL_FIELDS})
+
 
 # ----------------------------------------------------------------------------- shared helpers
 def _inputs(terrain: HeightMap, x, y, yaw, map_index):

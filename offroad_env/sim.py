@@ -421,26 +421,52 @@ class Simulator:
         self.accel_bias = torch.where(mk2, torch.zeros_like(self.accel_bias), self.accel_bias)
         self.gyro_bias = torch.where(mk2, torch.zeros_like(self.gyro_bias), self.gyro_bias)
         # place the vehicle; the sensor starts at rest there
-        gc = self._place(warm=False)
-        p, R = self._sensor(gc)
-        self.contact = gc if self.contact is None else gc.where(mask, self.contact)
-        self.sensor_pos = torch.where(mk2, p, self.sensor_pos)
-        self.sensor_vel = torch.where(mk2, torch.zeros_like(p), self.sensor_vel)
-        self.prev_rot = torch.where(mk.view(-1, 1, 1), R, self.prev_rot)
-        g_b = specific_force(torch.zeros_like(p), R, self.cfg.gravity)  # at rest
-        self.accel = torch.where(mk2, g_b, self.accel)
+        idx = None
+        if self.contact is not None and self.device.type == "cpu":
+            # on the CPU place only the environments being reset (a cold placement of all N
+            # for a few resets cost as much as a whole step); elsewhere no host sync
+            idx = torch.nonzero(mask).squeeze(1)
+            if idx.numel() == self.n:
+                idx = None
+        if idx is None:
+            gc = self._place(warm=False)
+            p, R = self._sensor(gc)
+            self.contact = gc if self.contact is None else gc.where(mask, self.contact)
+            g_b = specific_force(torch.zeros_like(p), R, self.cfg.gravity)  # at rest
+            self.sensor_pos = torch.where(mk2, p, self.sensor_pos)
+            self.sensor_vel = torch.where(mk2, torch.zeros_like(p), self.sensor_vel)
+            self.prev_rot = torch.where(mk.view(-1, 1, 1), R, self.prev_rot)
+            self.accel = torch.where(mk2, g_b, self.accel)
+        else:
+            gc = self._place(warm=False, idx=idx)
+            p, R = self._sensor(gc)
+            self.contact = self.contact.index_copy(idx, gc)
+            g_b = specific_force(torch.zeros_like(p), R, self.cfg.gravity)  # at rest
+            self.sensor_pos = self.sensor_pos.index_copy(0, idx, p)
+            self.sensor_vel = self.sensor_vel.index_copy(0, idx, torch.zeros_like(p))
+            self.prev_rot = self.prev_rot.index_copy(0, idx, R)
+            self.accel = self.accel.index_copy(0, idx, g_b)
         self.gyro = torch.where(mk2, torch.zeros_like(self.gyro), self.gyro)
         dist = torch.linalg.vector_norm(self.goal - self.contact.base_position[:, :2], dim=1)
         self.prev_distance = torch.where(mk, dist, self.prev_distance)
         return self.observe()
 
     # ------------------------------------------------------------------ pieces of a step
-    def _place(self, warm: bool):
+    def _place(self, warm: bool, idx: torch.Tensor | None = None):
+        """Ground following of all environments, or of those in ``idx`` (cold start)."""
         kw = {"d_eps": self.cfg.d_eps, "gravity": self.cfg.gravity}
         if self.cfg.ground == "rigid_contact" and warm and self.contact is not None:
             kw.update(init_roll=self.contact.roll, init_pitch=self.contact.pitch, max_iter=4)
-        return place(self.cfg.ground, self._veh, self.maps, self.x, self.y, self.yaw,
-                     self.map_index, **kw)
+        if idx is None:
+            return place(self.cfg.ground, self._veh, self.maps, self.x, self.y, self.yaw,
+                         self.map_index, **kw)
+        veh = self._veh
+        if self.params is not None:
+            p = self.params
+            veh = VehicleBatch(self.vehicle, p["mass"][idx], p["com"][idx],
+                               p["wheel_radius"][idx])
+        return place(self.cfg.ground, veh, self.maps, self.x[idx], self.y[idx], self.yaw[idx],
+                     self.map_index[idx], **kw)
 
     def _sensor(self, gc):
         """IMU position (world) ``(N, 3)`` and sensor-to-world rotation ``(N, 3, 3)``."""
