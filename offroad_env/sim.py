@@ -377,27 +377,24 @@ class Simulator:
         """
         for hook in self.reset_hooks:
             hook(mask)
-        task = self.cfg.task
-        u = self._draw(8, mask)
-        x0, x1, y0, y1 = self.maps.bounds
-        m = min(task.spawn_margin, 0.45 * (x1 - x0), 0.45 * (y1 - y0))
-        sx = x0 + m + u[:, 0] * (x1 - x0 - 2 * m)
-        sy = y0 + m + u[:, 1] * (y1 - y0 - 2 * m)
-        syaw = (2 * u[:, 2] - 1) * math.pi
+        sp = None
         if start_pose is not None:
             sp = torch.as_tensor(start_pose, dtype=self.dtype, device=self.device)
             if sp.shape != (self.n, 3) or not bool(torch.isfinite(sp).all()):
                 raise ValueError(f"start_pose must be a finite ({self.n}, 3) tensor of "
                                  f"(x, y, yaw), got shape {tuple(sp.shape)}")
-            sx, sy, syaw = sp[:, 0], sp[:, 1], sp[:, 2]
-        d = task.goal_distance[0] + u[:, 3] * (task.goal_distance[1] - task.goal_distance[0])
-        ang = (2 * u[:, 4] - 1) * math.pi
-        gx = (sx + d * torch.cos(ang)).clamp(x0 + m, x1 - m)
-        gy = (sy + d * torch.sin(ang)).clamp(y0 + m, y1 - m)
-        cmd_v = task.command_speed[0] + u[:, 5] * (task.command_speed[1] - task.command_speed[0])
-        cmd_w = task.command_yaw_rate[0] + u[:, 6] * (task.command_yaw_rate[1]
-                                                      - task.command_yaw_rate[0])
-        mi = (u[:, 7] * len(self.maps)).to(torch.int64).clamp_max(len(self.maps) - 1)
+        sx, sy, syaw, gx, gy, cmd_v, cmd_w, mi = self._spawn(self._draw(8, mask), sp)
+        if self.maps.has_holes:
+            # a spawn with a wheel over a hole, or a goal in one, is drawn again (up to 16
+            # times, from the environment's own stream, so sub-env i still equals a single env)
+            for _ in range(16):
+                bad = mask & self._in_hole(sx, sy, syaw, gx, gy, mi, sp is None)
+                if not bool(bad.any()):
+                    break
+                new = self._spawn(self._draw(8, bad), sp)
+                sx, sy, syaw, gx, gy, cmd_v, cmd_w, mi = (
+                    torch.where(bad, a, b) for a, b in zip(new, (sx, sy, syaw, gx, gy, cmd_v,
+                                                               cmd_w, mi)))
         mk = mask
         mk2 = mask.unsqueeze(1)
         self.x = torch.where(mk, sx, self.x)
@@ -450,6 +447,45 @@ class Simulator:
         dist = torch.linalg.vector_norm(self.goal - self.contact.base_position[:, :2], dim=1)
         self.prev_distance = torch.where(mk, dist, self.prev_distance)
         return self.observe()
+
+    def _spawn(self, u: torch.Tensor, start_pose: torch.Tensor | None):
+        """Spawn pose, goal, command and map index ``(N,)`` each from 8 uniforms per env."""
+        task = self.cfg.task
+        x0, x1, y0, y1 = self.maps.bounds
+        m = min(task.spawn_margin, 0.45 * (x1 - x0), 0.45 * (y1 - y0))
+        sx = x0 + m + u[:, 0] * (x1 - x0 - 2 * m)
+        sy = y0 + m + u[:, 1] * (y1 - y0 - 2 * m)
+        syaw = (2 * u[:, 2] - 1) * math.pi
+        if start_pose is not None:
+            sx, sy, syaw = start_pose[:, 0], start_pose[:, 1], start_pose[:, 2]
+        d = task.goal_distance[0] + u[:, 3] * (task.goal_distance[1] - task.goal_distance[0])
+        ang = (2 * u[:, 4] - 1) * math.pi
+        gx = (sx + d * torch.cos(ang)).clamp(x0 + m, x1 - m)
+        gy = (sy + d * torch.sin(ang)).clamp(y0 + m, y1 - m)
+        cmd_v = task.command_speed[0] + u[:, 5] * (task.command_speed[1] - task.command_speed[0])
+        cmd_w = task.command_yaw_rate[0] + u[:, 6] * (task.command_yaw_rate[1]
+                                                      - task.command_yaw_rate[0])
+        mi = (u[:, 7] * len(self.maps)).to(torch.int64).clamp_max(len(self.maps) - 1)
+        return sx, sy, syaw, gx, gy, cmd_v, cmd_w, mi
+
+    def _in_hole(self, sx, sy, syaw, gx, gy, mi, check_spawn: bool) -> torch.Tensor:
+        """``(N,)``: the goal, or (``check_spawn``) a wheel of the level vehicle at the spawn
+        or of its footprint grown by 25 % about the centre, lies over a hole."""
+        bad = torch.isnan(self.maps.height(gx, gy, mi))
+        if check_spawn:
+            wx = torch.tensor([p[0] for p in self.vehicle.wheel_positions], dtype=self.dtype,
+                              device=self.device)
+            wy = torch.tensor([p[1] for p in self.vehicle.wheel_positions], dtype=self.dtype,
+                              device=self.device)
+            cx, cy = wx.mean(), wy.mean()
+            px = torch.cat((wx, cx + 1.25 * (wx - cx)))
+            py = torch.cat((wy, cy + 1.25 * (wy - cy)))
+            c, s = torch.cos(syaw).unsqueeze(1), torch.sin(syaw).unsqueeze(1)
+            hx = sx.unsqueeze(1) + c * px - s * py
+            hy = sy.unsqueeze(1) + s * px + c * py
+            h = self.maps.height(hx, hy, mi.unsqueeze(1).expand_as(hx))
+            bad = bad | torch.isnan(h).any(1)
+        return bad
 
     # ------------------------------------------------------------------ pieces of a step
     def _place(self, warm: bool, idx: torch.Tensor | None = None):

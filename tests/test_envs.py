@@ -453,3 +453,22 @@ def test_compiled_step_agrees_with_eager(kw):
     a_c = rollout(comp, 80, seed=5)
     # the same physics; rounding may differ (fused kernels), not the trajectory
     torch.testing.assert_close(a_c, a_e, rtol=1e-3, atol=1e-3)
+
+
+def test_spawns_and_goals_avoid_holes_and_stay_per_env_deterministic():
+    import terrain as T
+    holes = T.HolesConfig(size=(20.0, 20.0), resolution=(0.1, 0.1), count=60,
+                          radius_range=(0.5, 1.2), keep_center=0.0)
+    venv = OffroadVectorEnv(num_envs=512, terrain=holes, num_maps=2)
+    venv.reset(seed=3)
+    sim = venv.sim
+    assert not bool(sim.contact.hole.any())
+    assert torch.isfinite(sim.maps.height(sim.goal[:, 0], sim.goal[:, 1], sim.map_index)).all()
+    # without the redraw a good share of these spawns would touch a hole
+    plain = sim._spawn(torch.rand(512, 8, generator=torch.Generator().manual_seed(0)), None)
+    assert sim._in_hole(*plain[:5], plain[7], True).float().mean() > 0.2
+    single = OffroadEnv(terrain=holes, num_maps=2)
+    for i in (0, 7, 300):
+        obs, _ = single.reset(seed=3 + i)
+        assert float(single.sim.x[0]) == float(sim.x[i])
+        assert float(single.sim.goal[0, 1]) == float(sim.goal[i, 1])
