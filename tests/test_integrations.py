@@ -105,3 +105,19 @@ def test_evaluate_writes_a_video(tmp_path):
     assert evaluate.main([str(tmp_path / "run" / "checkpoint.pt"), "--episodes", "2",
                           "--max-episode-steps", "15", "--video", "--out", str(out)]) == 0
     assert (out / evaluate.VIDEO).stat().st_size > 1000
+
+
+def test_ppo_writes_tensorboard_events(tmp_path):
+    pytest.importorskip("tensorboard")
+    from train import ppo
+
+    ppo.train(ppo.PPOConfig(num_envs=8, num_steps=8, total_steps=128, num_minibatches=2,
+                            hidden=(8,), out=str(tmp_path), progress=False, tensorboard=True))
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    events = list((tmp_path / "tb").glob("events.out.tfevents.*"))
+    assert events
+    acc = EventAccumulator(str(tmp_path / "tb"))
+    acc.Reload()
+    tags = acc.Tags()["scalars"]
+    assert "value_loss" in tags and "reward/progress" in tags
+    assert len(acc.Scalars("value_loss")) == 2  # one per iteration
