@@ -12,7 +12,7 @@ from dataclasses import dataclass, fields
 
 import torch
 
-from .vehicle import Vehicle, VehicleBatch  # noqa: F401  (documented type)
+from .vehicle import Vehicle
 
 __all__ = ["RewardWeights", "progress_to_goal", "goal_reached", "velocity_tracking", "tilt_l2",
            "angular_rate_l2", "action_rate_l2", "slip_l1", "energy", "tip_over",
