@@ -154,6 +154,7 @@ def run(out: Path, seed: int = 0, envs: int = 256, steps: int = 200, terrain_spe
         terrain.save(hm, png)
         hm = terrain.load(png).to(dtype=torch.float64)
         written += ["terrain_heightmap.png + .json"]
+    written += ["terrain_preview.png", "terrain_stats.json"]
     terrain.save_preview(hm, out / "terrain_preview.png")
     stats = terrain.statistics(hm)
     stats["source"] = origin
