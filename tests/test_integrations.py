@@ -51,6 +51,7 @@ def test_sb3_ppo_learns_flat_navigation():
     before = success(model, 123)
     model.learn(total_timesteps=40_000)
     after = success(model, 123)
+    print(f"SB3 PPO success before {before:.2f}, after {after:.2f}")
     assert after >= 0.6 and after > before + 0.3, (before, after)
 
 
