@@ -363,3 +363,22 @@ def test_imu_noise_and_bias_random_walk_have_their_closed_form_spread():
     expected = walk ** 2 * T * dt + noise ** 2
     assert float(gz.var()) == pytest.approx(expected, rel=0.08)
     assert abs(float(gz.mean())) < 4 * (expected / n) ** 0.5
+
+
+def test_randomized_friction_changes_skid_steer_traction():
+    """Full throttle from rest with skid-steer on flat ground: on slippery ground (mu 0.05) the
+    wheels spin and the vehicle covers less distance than on grippy ground (mu 1.0)."""
+    def run(mu):
+        cfg = RandomizationConfig(mass_scale=None, com_shift=None, wheel_radius_scale=None,
+                                  friction=(mu, mu), accel_noise=None, gyro_noise=None)
+        env = DomainRandomization(venv(4, dynamics="skid_steer", ground="rigid_contact",
+                                       terrain=FLAT), cfg)
+        env.reset(seed=0)
+        sim = env.unwrapped.sim
+        x0, y0 = sim.x.clone(), sim.y.clone()
+        for _ in range(20):
+            obs, *_ = env.step(torch.ones(4, 2))
+            assert torch.isfinite(obs).all()
+        return torch.hypot(sim.x - x0, sim.y - y0)
+    slippery, grippy = run(0.05), run(1.0)
+    assert (slippery < 0.8 * grippy).all(), (slippery, grippy)
