@@ -403,8 +403,12 @@ def train(cfg: PPOConfig, resume: str | None = None, force: bool = False,
         if cfg.anneal_lr:
             frac = 1.0 - iteration / cfg.num_iterations
             optimizer.param_groups[0]["lr"] = frac * cfg.learning_rate
-        finished_ret, finished_len, finished_reason = [], [], []
-        term_sums = {n: 0.0 for n in term_names}
+        # episode statistics accumulate as tensors: no host sync inside the rollout
+        n_done = torch.zeros((), dtype=torch.int64, device=device)
+        ret_sum = torch.zeros((), **f32)
+        len_sum = torch.zeros((), dtype=torch.int64, device=device)
+        reason_count = torch.zeros(len(REASONS), dtype=torch.int64, device=device)
+        term_sums = torch.zeros(len(term_names), **f32)
         t_roll = time.perf_counter()
         for t in range(T):
             with torch.no_grad():
@@ -416,19 +420,18 @@ def train(cfg: PPOConfig, resume: str | None = None, force: bool = False,
             ep_return += reward
             ep_length += 1
             done = terminated | truncated
-            for n in term_names:
-                term_sums[n] += float(info[f"reward/{n}"].mean())
-            if bool(done.any()):
-                if bool((truncated & ~terminated).any()):
-                    with torch.no_grad():
-                        v_final = agent.value(info["final_obs"])
-                    reward = bootstrap_truncated(reward, terminated, truncated, v_final,
-                                                 cfg.gamma)
-                finished_ret.append(ep_return[done])
-                finished_len.append(ep_length[done])
-                finished_reason.append(info["end_reason"][done])
-                ep_return = torch.where(done, torch.zeros_like(ep_return), ep_return)
-                ep_length = torch.where(done, torch.zeros_like(ep_length), ep_length)
+            term_sums += torch.stack([info[f"reward/{n}"].mean() for n in term_names])
+            if "final_obs" in info:  # some episode ended (always present off the CPU)
+                with torch.no_grad():
+                    v_final = agent.value(info["final_obs"])
+                reward = bootstrap_truncated(reward, terminated, truncated, v_final, cfg.gamma)
+            n_done += done.sum()
+            ret_sum += torch.where(done, ep_return, torch.zeros_like(ep_return)).sum()
+            len_sum += torch.where(done, ep_length, torch.zeros_like(ep_length)).sum()
+            reason_count += (torch.nn.functional.one_hot(info["end_reason"], len(REASONS))
+                             * done.unsqueeze(1)).sum(0)
+            ep_return = torch.where(done, torch.zeros_like(ep_return), ep_return)
+            ep_length = torch.where(done, torch.zeros_like(ep_length), ep_length)
             obs_buf[t], act_buf[t], logp_buf[t], val_buf[t] = obs, raw, logp, value
             rew_buf[t], done_buf[t] = reward, done.to(torch.float32)
             obs = next_obs
@@ -485,24 +488,22 @@ def train(cfg: PPOConfig, resume: str | None = None, force: bool = False,
         agent.update_obs_stats(b_obs)
 
         elapsed = time.perf_counter() - t_start
-        n_ep = sum(int(x.numel()) for x in finished_ret)
-        if n_ep:
-            rets, lens = torch.cat(finished_ret), torch.cat(finished_len).float()
-            reasons = torch.cat(finished_reason)
+        n_ep = int(n_done)
+        counts = reason_count.tolist()
         row = {
             "iteration": iteration + 1, "global_step": global_step,
             "time_s": round(elapsed, 3), "steps_per_s": round(N * T / rollout_s, 1),
             "episodes": n_ep,
-            "return_mean": float(rets.mean()) if n_ep else math.nan,
-            "length_mean": float(lens.mean()) if n_ep else math.nan,
-            "success_rate": float((reasons == SUCCESS).float().mean()) if n_ep else math.nan,
-            "tip_over_rate": float((reasons == TIP_OVER).float().mean()) if n_ep else math.nan,
+            "return_mean": float(ret_sum) / n_ep if n_ep else math.nan,
+            "length_mean": float(len_sum) / n_ep if n_ep else math.nan,
+            "success_rate": counts[SUCCESS] / n_ep if n_ep else math.nan,
+            "tip_over_rate": counts[TIP_OVER] / n_ep if n_ep else math.nan,
         }
         for code, name in REASONS.items():
             if code not in (0, SUCCESS, TIP_OVER):
-                row[f"{name}_rate"] = float((reasons == code).float().mean()) if n_ep else math.nan
-        for n in term_names:
-            row[f"reward/{n}"] = term_sums[n] / T
+                row[f"{name}_rate"] = counts[code] / n_ep if n_ep else math.nan
+        for n, v in zip(term_names, (term_sums / T).tolist()):
+            row[f"reward/{n}"] = v
         row.update({k: v / max(n_updates, 1) for k, v in stats.items()})
         row["lr"] = optimizer.param_groups[0]["lr"]
         log.write(row)
