@@ -45,6 +45,8 @@ class OffroadEnv(gym.Env):
         self._seeded = False
         self._renderer = Renderer(self.sim) if render_mode else None
         self._all = torch.ones(1, dtype=torch.bool)
+        self._no_bad = torch.zeros(1, dtype=torch.bool)
+        self._reward_keys = [f"reward/{name}" for name, _ in self.sim.cfg.task.weights.items()]
 
     @property
     def config(self) -> SimConfig:
@@ -72,19 +74,24 @@ class OffroadEnv(gym.Env):
         a = np.asarray(action, dtype=np.float32)
         if a.shape != self.action_space.shape:
             raise ValueError(f"action must have shape {self.action_space.shape}, got {a.shape}")
-        obs, reward, terminated, info = self.sim.step(torch.from_numpy(a.reshape(1, -1)))
-        term = bool(terminated[0])
-        truncated = (self.max_episode_steps is not None
-                     and int(self.sim.steps[0]) >= self.max_episode_steps)
-        reason = int(info["end_reason"][0])
-        if truncated and not term:
-            reason = 5
-        out = {k: float(v[0]) for k, v in info.items() if k.startswith("reward/")}
+        if np.isfinite(a).all():  # the common case, checked in numpy (no tensor round trip)
+            at = torch.from_numpy(np.clip(a, -1.0, 1.0).reshape(1, -1))
+            obs, reward, terminated, info = self.sim.step_checked(at, self._no_bad)
+        else:  # the simulator raises, or zeroes and flags it (nan_action="zero")
+            obs, reward, terminated, info = self.sim.step(torch.from_numpy(a.reshape(1, -1)))
+        keys = self._reward_keys
+        head = torch.stack((terminated[0].long(), self.sim.steps[0], info["end_reason"][0],
+                            info["bad_action"][0].long())).tolist()
+        vals = torch.stack([reward[0]] + [info[k][0] for k in keys]).tolist()
+        term = bool(head[0])
+        truncated = self.max_episode_steps is not None and head[1] >= self.max_episode_steps
+        reason = 5 if (truncated and not term) else head[2]
+        out = dict(zip(keys, vals[1:]))
         out["end_reason"] = REASONS[reason]
-        out["bad_action"] = bool(info["bad_action"][0])
+        out["bad_action"] = bool(head[3])
         if self._renderer is not None:
             self._renderer.record(0)
-        return obs[0].numpy().copy(), float(reward[0]), term, bool(truncated), out
+        return obs[0].numpy().copy(), vals[0], term, bool(truncated), out
 
     def render(self):
         if self.render_mode is None:

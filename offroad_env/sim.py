@@ -617,7 +617,11 @@ class Simulator:
         Returns ``(obs (N, D), reward (N,), terminated (N,) bool, info)``; ``info`` holds
         ``reward/<term>`` ``(N,)``, ``end_reason`` (codes of :data:`tasks.REASONS`), ``bad_action``.
         """
-        a, bad = self.check_action(action)
+        return self.step_checked(*self.check_action(action))
+
+    def step_checked(self, a: torch.Tensor, bad: torch.Tensor):
+        """:meth:`step` for an action already validated and clipped (``(N, A)`` on the device,
+        in the sim's dtype) with its bad-row mask ``(N,)`` bool."""
         k = self.cfg.action_repeat
         if k == 1:
             return self._advance_fn(a, bad)
