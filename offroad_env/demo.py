@@ -27,6 +27,7 @@ import torch
 
 import terrain
 
+from .dynamics import AckermannParams
 from .sim import GROUND_METHODS, SimConfig, Simulator
 from .tasks import REASONS
 from .vehicle import preset
@@ -68,7 +69,6 @@ def drive(hm: terrain.HeightMap, vehicle: str = "husky", dynamics: str = "ackerm
     veh = preset(vehicle)
     max_steer = 1.3
     t, v, rate, steer, w = seed_commands(dt, t_end, veh.wheel_base, speed, max_steer)
-    from .dynamics import AckermannParams
     cfg = SimConfig(vehicle=vehicle, dt=dt, dynamics=dynamics, ground=ground, heightmap=hm,
                     max_speed=speed, max_yaw_rate=max(1.0, float(np.abs(w).max())),
                     ackermann=AckermannParams(wheel_base=veh.wheel_base, max_steer=max_steer,

@@ -34,7 +34,7 @@ import torch
 import offroad_env  # noqa: F401  (registers the ids)
 from offroad_env.tasks import REASONS
 
-from .ppo import CheckpointError, load_checkpoint
+from .ppo import CheckpointError, check_env_id, load_checkpoint
 
 __all__ = ["evaluate", "heuristic_policy", "random_policy", "main"]
 
@@ -82,9 +82,7 @@ def evaluate(policy, env_id: str, episodes: int = 256, seed: int = 10_000,
     ``policy(obs (M, D) tensor) -> actions (M, 2)``. ``frames``: also return the rgb_array
     frames of episode 0 under ``"frames"``.
     """
-    if env_id not in gym.registry:
-        known = sorted(k for k in gym.registry if k.startswith("offroad_env/"))
-        raise ValueError(f"unknown env id {env_id!r}; registered offroad ids: {known}")
+    check_env_id(env_id)
     if int(episodes) != episodes or episodes < 1:
         raise ValueError(f"episodes must be an int >= 1, got {episodes!r}")
     kw = dict(env_kwargs, terrain_seed=terrain_seed)

@@ -37,7 +37,7 @@ from torch import nn
 import offroad_env  # noqa: F401  (registers the ids)
 from offroad_env.tasks import REASONS
 
-__all__ = ["PPOConfig", "Agent", "make_vec_env", "train", "load_checkpoint", "save_checkpoint",
+__all__ = ["PPOConfig", "Agent", "check_env_id", "make_vec_env", "train", "load_checkpoint", "save_checkpoint",
            "CheckpointError", "compute_gae", "bootstrap_truncated", "plot_learning_curve", "main"]
 
 CHECKPOINT_FORMAT = "offroad-env-ppo-1"
@@ -199,12 +199,17 @@ class Agent(nn.Module):
 
 
 # ---------------------------------------------------------------------- env and checkpoints
-def make_vec_env(env_id: str, num_envs: int, device="cpu", max_episode_steps=None,
-                 **kwargs) -> gym.vector.VectorEnv:
-    """``gymnasium.make_vec`` of a registered offroad id in SAME_STEP autoreset mode."""
+def check_env_id(env_id: str) -> None:
+    """Raise ValueError naming the registered offroad ids if ``env_id`` is not registered."""
     if env_id not in gym.registry:
         known = sorted(k for k in gym.registry if k.startswith("offroad_env/"))
         raise ValueError(f"unknown env id {env_id!r}; registered offroad ids: {known}")
+
+
+def make_vec_env(env_id: str, num_envs: int, device="cpu", max_episode_steps=None,
+                 **kwargs) -> gym.vector.VectorEnv:
+    """``gymnasium.make_vec`` of a registered offroad id in SAME_STEP autoreset mode."""
+    check_env_id(env_id)
     if max_episode_steps is not None:
         kwargs["max_episode_steps"] = max_episode_steps
     return gym.make_vec(env_id, num_envs=num_envs, vectorization_mode="vector_entry_point",

@@ -17,6 +17,8 @@ from gymnasium.vector import AutoresetMode
 
 from offroad_env.tasks import REASONS
 
+from .sensors import autoreset_mode
+
 __all__ = ["TrajectoryRecorder", "load_episode", "COLUMNS"]
 
 #: per-step columns: step index, base_link position [m], ZYX angles [rad], IMU specific force
@@ -94,7 +96,7 @@ class TrajectoryRecorder(gym.vector.VectorWrapper):
             mask, before = self._final
             state = torch.where(mask.unsqueeze(1), before, state)
         done = term | trunc
-        executed = ~self._pending if _mode(self.env) == AutoresetMode.NEXT_STEP else \
+        executed = ~self._pending if autoreset_mode(self.env) == AutoresetMode.NEXT_STEP else \
             torch.ones_like(done)
         terms = torch.stack([info[f"reward/{t}"] for t in self._terms], 1)
         row = torch.cat((state, a.to(state.dtype).clamp(-1.0, 1.0), rew.unsqueeze(1).to(state.dtype),
@@ -108,7 +110,7 @@ class TrajectoryRecorder(gym.vector.VectorWrapper):
             self._rows[i].append(row[j])
             if dn[j]:
                 self._write(i, int(reason[j]) if reason is not None else 0)
-        if _mode(self.env) == AutoresetMode.NEXT_STEP:
+        if autoreset_mode(self.env) == AutoresetMode.NEXT_STEP:
             self._pending = done
         return obs, rew, term, trunc, info
 
@@ -134,10 +136,6 @@ class TrajectoryRecorder(gym.vector.VectorWrapper):
                 for r in range(len(rows)):
                     w.writerow([int(cols["step"][r])] + [f"{cols[c][r]:.9g}" for c in names])
         self.written.append(path)
-
-
-def _mode(env) -> AutoresetMode:
-    return AutoresetMode(env.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP))
 
 
 def load_episode(path) -> dict:

@@ -30,11 +30,12 @@ def _check_k(k):
     return int(k)
 
 
-def _mode(env) -> AutoresetMode:
+def autoreset_mode(env) -> AutoresetMode:
+    """The autoreset mode a (wrapped) vector env declares in its metadata."""
     return AutoresetMode(env.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP))
 
 
-def _reset_rows(env, options, n, device) -> torch.Tensor:
+def _reset_rows(options, n, device) -> torch.Tensor:
     m = (options or {}).get("reset_mask")
     if m is None:
         return torch.ones(n, dtype=torch.bool, device=device)
@@ -62,7 +63,7 @@ class ObservationDelay(gym.vector.VectorWrapper):
 
     def reset(self, *, seed=None, options=None):
         obs, info = self.env.reset(seed=seed, options=options)
-        rows = _reset_rows(self.env, options, self.num_envs, obs.device)
+        rows = _reset_rows(options, self.num_envs, obs.device)
         if self._buf is None:
             self._buf = obs.unsqueeze(0).repeat(self.delay + 1, 1, 1)
         self._restart(rows, obs)
@@ -71,7 +72,7 @@ class ObservationDelay(gym.vector.VectorWrapper):
 
     def step(self, actions):
         obs, rew, term, trunc, info = self.env.step(actions)
-        mode = _mode(self.env)
+        mode = autoreset_mode(self.env)
         done = term | trunc
         if mode == AutoresetMode.NEXT_STEP:
             restart = self._pending
@@ -102,7 +103,7 @@ class ActionDelay(gym.vector.VectorWrapper):
 
     def reset(self, *, seed=None, options=None):
         obs, info = self.env.reset(seed=seed, options=options)
-        rows = _reset_rows(self.env, options, self.num_envs, obs.device)
+        rows = _reset_rows(options, self.num_envs, obs.device)
         shape = (self.delay, self.num_envs) + self.single_action_space.shape
         if self._queue is None:
             self._queue = torch.zeros(shape, dtype=obs.dtype, device=obs.device)
@@ -124,9 +125,9 @@ class ActionDelay(gym.vector.VectorWrapper):
         self._queue = torch.cat((self._queue[1:], a.unsqueeze(0)), 0)
         obs, rew, term, trunc, info = self.env.step(execute)
         done = term | trunc
-        if _mode(self.env) == AutoresetMode.NEXT_STEP:
+        if autoreset_mode(self.env) == AutoresetMode.NEXT_STEP:
             self._zero(self._pending)  # that step was the reset step: the new episode starts
             self._pending = done
-        elif _mode(self.env) == AutoresetMode.SAME_STEP:
+        elif autoreset_mode(self.env) == AutoresetMode.SAME_STEP:
             self._zero(done)
         return obs, rew, term, trunc, info
