@@ -296,6 +296,10 @@ def test_recorder_writes_each_episode_with_the_final_state(tmp_path, mode):
     np.testing.assert_allclose(ep2["x"], ep["x"], atol=1e-5)
     with pytest.raises(ValueError, match="envs"):
         TrajectoryRecorder(venv(2), tmp_path, envs=[5])
+    with pytest.raises(ValueError, match="max_episodes"):
+        TrajectoryRecorder(venv(2), tmp_path, max_episodes=-1)
+    with pytest.raises(ValueError, match="fmt"):
+        TrajectoryRecorder(venv(2), tmp_path, fmt="parquet")
 
 
 # ---------------------------------------------------------------- Gymnasium vector wrappers

@@ -57,6 +57,8 @@ class TrajectoryRecorder(gym.vector.VectorWrapper):
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         self.fmt = fmt
+        if max_episodes is not None and (int(max_episodes) != max_episodes or max_episodes < 0):
+            raise ValueError(f"max_episodes must be None or an int >= 0, got {max_episodes!r}")
         self.max_episodes = max_episodes
         self.written: list[Path] = []
         self._sel = torch.tensor(self.envs, device=self.sim.device)
