@@ -179,7 +179,8 @@ class SkidSteerState:
         x, y, yaw: ``(N,)`` rear-axle pose, world frame [m, m, rad] (yaw raw, unwrapped).
         vx, vy: ``(N,)`` centre-of-mass velocity in the body frame [m/s].
         yaw_rate: ``(N,)`` [rad/s].
-        wheel_omega: ``(N, K)`` wheel spin [rad/s].
+        wheel_omega: ``(N, K)`` wheel spin [rad/s] (the step keeps it as a transposed view of
+            wheel-major ``(K, N)`` storage).
     """
 
     x: torch.Tensor
@@ -194,7 +195,7 @@ class SkidSteerState:
     def zeros(cls, n: int, num_wheels: int, dtype=torch.float32, device=None):
         z = torch.zeros(n, dtype=dtype, device=device)
         return cls(z, z.clone(), z.clone(), z.clone(), z.clone(), z.clone(),
-                   torch.zeros(n, num_wheels, dtype=dtype, device=device))
+                   torch.zeros(num_wheels, n, dtype=dtype, device=device).T)
 
 
 def side_targets(vehicle: Vehicle, left, right) -> torch.Tensor:
@@ -208,9 +209,10 @@ def speed_controller(params: SkidSteerParams, omega, target) -> torch.Tensor:
     return (params.speed_gain * (target - omega)).clamp(-params.max_torque, params.max_torque)
 
 
-def _col(v):
-    """An ``(N,)`` per-environment tensor as an ``(N, 1)`` column; floats unchanged."""
-    return v.unsqueeze(1) if isinstance(v, torch.Tensor) and v.ndim == 1 else v
+def _wheel_major(v):
+    """An ``(N, K)`` per-wheel tensor as a ``(K, N)`` view; ``(N,)`` tensors and floats are
+    unchanged (they broadcast over the wheel axis as they are)."""
+    return v.T if isinstance(v, torch.Tensor) and v.ndim == 2 else v
 
 
 def skid_steer_substep(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState, torque, fz,
@@ -224,31 +226,41 @@ def skid_steer_substep(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerSt
         mu: optional friction override, ``(N,)`` per map or ``(N, K)`` per wheel (e.g. a
             material layer queried at the wheels).
 
-    ``info``: ``fx, fy, kappa, alpha, rolling`` ``(N, K)`` in the wheel (= body) axes [N, -, rad].
+    ``info``: ``fx, fy, kappa, alpha, rolling, torque`` ``(N, K)`` in the wheel (= body) axes
+    [N, -, rad, N, N m].
     """
+    return skid_steer_step(vehicle, params, s, torque, fz, roll, pitch, dt, 1, mu)
+
+
+def _substep_kn(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState, omega, torque, fz,
+                roll, pitch, dt: float, mu):
+    """:func:`skid_steer_substep` on wheel-major ``(K, N)`` arrays (``omega``, ``torque``,
+    ``fz``, a per-wheel ``mu``; ``s.wheel_omega`` is ignored): the environment index innermost,
+    so compiled kernels vectorize over it (an inner axis of K = 4 they run as scalar loops).
+    Returns ``(vx, vy, yaw_rate, x, y, yaw, omega (K, N), info of (K, N) arrays)``."""
     dtype = s.vx.dtype
-    wheels = torch.tensor(vehicle.wheel_positions, dtype=dtype, device=s.vx.device)
+    dev = s.vx.device
+    wx = torch.tensor([[p[0]] for p in vehicle.wheel_positions], dtype=dtype, device=dev)
+    wy = torch.tensor([[p[1]] for p in vehicle.wheel_positions], dtype=dtype, device=dev)
     cx, cy = vehicle.com[0], vehicle.com[1]
-    # per-environment parameters (a VehicleBatch) enter the (N, K) arithmetic as columns
-    dxj, dyj = wheels[:, 0] - _col(cx), wheels[:, 1] - _col(cy)  # lever arms from the CoM
-    R = _col(vehicle.wheel_radius)
+    # per-environment parameters (a VehicleBatch) are (N,) and broadcast over the wheels
+    dxj, dyj = wx - cx, wy - cy  # (K, 1) or (K, N) lever arms from the CoM
+    R = vehicle.wheel_radius
     m, g = vehicle.mass, params.gravity
-    u, w, r = s.vx.unsqueeze(1), s.vy.unsqueeze(1), s.yaw_rate.unsqueeze(1)
-    vxj = u - r * dyj
-    vyj = w + r * dxj
-    omega = s.wheel_omega
+    vxj = s.vx - s.yaw_rate * dyj
+    vyj = s.vy + s.yaw_rate * dxj
     kappa = slip_ratio(vxj, omega, R, params.slip_eps)
     alpha = slip_angle(vxj, vyj, params.slip_eps)
     fz = fz.clamp_min(0.0)
     if params.soil == "hard":
-        mu_w = params.mu if mu is None else (mu.unsqueeze(1) if mu.ndim == 1 else mu)
+        mu_w = params.mu if mu is None else mu
         fx_lin = params.c_kappa * kappa
     else:
-        mu_w = params.mu_peak if mu is None else (mu.unsqueeze(1) if mu.ndim == 1 else mu)
+        mu_w = params.mu_peak if mu is None else mu
         fx_lin = soft_soil_traction(kappa, fz, mu_w, params.k_shape)
     fy_lin = -params.c_alpha * alpha
     if params.slip_limiter:
-        m_share = _col(m) / omega.shape[1]
+        m_share = m / omega.shape[0]
         fx_stick = (R * omega - vxj) / (dt * (R * R / params.wheel_inertia + 1.0 / m_share))
         fy_stick = -vyj * (m_share / dt)
         fx_lin = torch.where(fx_lin.abs() > fx_stick.abs(), fx_stick, fx_lin)
@@ -261,9 +273,9 @@ def skid_steer_substep(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerSt
     fx_body = fx + frr
     sp, cp = torch.sin(pitch), torch.cos(pitch)
     sr = torch.sin(roll)
-    Fx = fx_body.sum(1) + m * g * sp          # positive pitch (nose down) pulls forward
-    Fy = fy.sum(1) - m * g * cp * sr          # positive roll (left up) pulls to the right
-    Mz = (dxj * fy - dyj * fx_body).sum(1)
+    Fx = fx_body.sum(0) + m * g * sp          # positive pitch (nose down) pulls forward
+    Fy = fy.sum(0) - m * g * cp * sr          # positive roll (left up) pulls to the right
+    Mz = (dxj * fy - dyj * fx_body).sum(0)
     Iz = params.yaw_inertia_for(vehicle)
     ud = Fx / m + s.yaw_rate * s.vy
     wd = Fy / m - s.yaw_rate * s.vx
@@ -276,9 +288,9 @@ def skid_steer_substep(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerSt
     new = SkidSteerState(
         x=s.x + dt * (c * vox - sn * voy), y=s.y + dt * (sn * vox + c * voy),
         yaw=s.yaw + dt * s.yaw_rate, vx=s.vx + dt * ud, vy=s.vy + dt * wd,
-        yaw_rate=s.yaw_rate + dt * rd, wheel_omega=omega + dt * od)
+        yaw_rate=s.yaw_rate + dt * rd, wheel_omega=s.wheel_omega)
     info = {"fx": fx, "fy": fy, "kappa": kappa, "alpha": alpha, "rolling": frr, "torque": T}
-    return new, info
+    return new, omega + dt * od, info
 
 
 def skid_steer_step(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState, torque, fz,
@@ -287,13 +299,20 @@ def skid_steer_step(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState
 
     Give ``torque`` ``(N, K)`` directly, or ``speed_targets`` ``(N, K)`` [rad/s] (then ``torque``
     may be None) for the proportional wheel-speed controller, re-evaluated every substep.
+
+    The arithmetic runs wheel-major: the returned ``wheel_omega`` and the ``(N, K)`` info arrays
+    are transposed views of ``(K, N)`` storage (pass them back in as they are; a contiguous
+    ``(N, K)`` input works too).
     """
     if int(substeps) != substeps or substeps < 1:
         raise ValueError(f"substeps must be an int >= 1, got {substeps!r}")
     h = dt / substeps
+    omega = _wheel_major(s.wheel_omega)
+    torque, fz, mu = _wheel_major(torque), _wheel_major(fz), _wheel_major(mu)
+    targets = _wheel_major(speed_targets)
     info = {}
     for _ in range(int(substeps)):
-        tq = torque if speed_targets is None else speed_controller(params, s.wheel_omega,
-                                                                   speed_targets)
-        s, info = skid_steer_substep(vehicle, params, s, tq, fz, roll, pitch, h, mu)
-    return s, info
+        tq = torque if targets is None else speed_controller(params, omega, targets)
+        s, omega, info = _substep_kn(vehicle, params, s, omega, tq, fz, roll, pitch, h, mu)
+    s = SkidSteerState(s.x, s.y, s.yaw, s.vx, s.vy, s.yaw_rate, omega.T)
+    return s, {k: v.T for k, v in info.items()}

@@ -169,10 +169,13 @@ class GroundContact:
                      else getattr(self, name)[index]) for name in self._eager_fields()}
         return GroundContact(**kw, _cache={k: w[k][index] for k in _WHEEL_FIELDS})
 
+    # Both combinations keep the memory layout of ``other`` / ``self`` (the state a compiled step
+    # produced), so a compiled step sees the same strides after a reset and is not recompiled.
     def where(self, mask: torch.Tensor, other: "GroundContact") -> "GroundContact":
         """This result where ``mask`` ``(N,)`` is True, ``other`` elsewhere (all fields)."""
         def pick(a, b):
-            return torch.where(mask.view((-1,) + (1,) * (a.ndim - 1)), a, b)
+            return torch.where(mask.view((-1,) + (1,) * (a.ndim - 1)), a, b,
+                               out=torch.empty_like(b))
         kw = {name: (getattr(self, name) if name == "rear_axle_pose"
                      else pick(getattr(self, name), getattr(other, name)))
               for name in self._eager_fields()}
@@ -181,12 +184,13 @@ class GroundContact:
 
     def index_copy(self, index: torch.Tensor, other: "GroundContact") -> "GroundContact":
         """This result with environments ``index`` ``(M,)`` replaced by ``other`` (M of them)."""
+        def put(a, b):
+            return a.clone().index_copy_(0, index, b)  # clone keeps a's strides
         kw = {name: (getattr(self, name) if name == "rear_axle_pose"
-                     else getattr(self, name).index_copy(0, index, getattr(other, name)))
+                     else put(getattr(self, name), getattr(other, name)))
               for name in self._eager_fields()}
         w, wo = self._wheels(), other._wheels()
-        return GroundContact(**kw, _cache={k: w[k].index_copy(0, index, wo[k])
-                                           for k in _WHEEL_FIELDS})
+        return GroundContact(**kw, _cache={k: put(w[k], wo[k]) for k in _WHEEL_FIELDS})
 
 
 # ----------------------------------------------------------------------------- shared helpers

@@ -364,16 +364,38 @@ class Simulator:
         self.keys = torch.where(mask, keys.to(self.device), self.keys)
         self.counters = torch.where(mask, torch.zeros_like(self.counters), self.counters)
 
-    def _draw(self, n: int, mask: torch.Tensor) -> torch.Tensor:
-        u = rngmod.uniform(self.keys, self.counters, n, self.dtype)
-        self.counters = self.counters + mask.to(torch.int64)
+    def _draw(self, n: int, idx: torch.Tensor | None, use: torch.Tensor) -> torch.Tensor:
+        """``n`` uniforms for each selected environment (``idx``; None: all N), advancing the
+        counters of those where ``use`` (bool, one per selected environment) is set. The draws
+        are counter-based, so a selection gives the same numbers as the full batch's rows."""
+        if idx is None:
+            u = rngmod.uniform(self.keys, self.counters, n, self.dtype)
+            self.counters = self.counters + use.to(torch.int64)
+            return u
+        u = rngmod.uniform(self.keys[idx], self.counters[idx], n, self.dtype)
+        self.counters = self.counters.index_add(0, idx, use.to(torch.int64))
         return u
+
+    @staticmethod
+    def _put(old: torch.Tensor, new: torch.Tensor, mask: torch.Tensor,
+             idx: torch.Tensor | None) -> torch.Tensor:
+        """``old`` with the selected rows replaced: ``new`` holds all N rows (``idx`` None, rows
+        where ``mask``) or the rows ``idx``. Keeps ``old``'s memory layout (see
+        :meth:`GroundContact.where`)."""
+        if idx is None:
+            return torch.where(mask.view((-1,) + (1,) * (old.ndim - 1)), new, old,
+                               out=torch.empty_like(old))
+        return old.clone().index_copy_(0, idx, new)
 
     def reset(self, mask: torch.Tensor, start_pose: torch.Tensor | None = None) -> torch.Tensor:
         """Start new episodes in the masked environments; returns all observations ``(N, D)``.
 
         ``start_pose``: optional ``(N, 3)`` planar rear-axle pose ``(x, y, yaw)`` [m, m, rad]
         used instead of the random spawn (the goal and command are still drawn).
+
+        On the CPU only the masked environments are computed (their indices are read on the
+        host); on an accelerator every environment is, and the masked rows are kept (no host
+        sync).
         """
         for hook in self.reset_hooks:
             hook(mask)
@@ -383,69 +405,61 @@ class Simulator:
             if sp.shape != (self.n, 3) or not bool(torch.isfinite(sp).all()):
                 raise ValueError(f"start_pose must be a finite ({self.n}, 3) tensor of "
                                  f"(x, y, yaw), got shape {tuple(sp.shape)}")
-        sx, sy, syaw, gx, gy, cmd_v, cmd_w, mi = self._spawn(self._draw(8, mask), sp)
+        idx = None
+        if self.contact is not None and self.device.type == "cpu":
+            idx = torch.nonzero(mask).squeeze(1)
+            if idx.numel() == self.n:
+                idx = None
+        sel = (lambda t: t) if idx is None else (lambda t: t[idx])  # noqa: E731
+        use = mask if idx is None else torch.ones_like(idx, dtype=torch.bool)
+        if sp is not None:
+            sp = sel(sp)
+        spawn = self._spawn(self._draw(8, idx, use), sp)
         if self.maps.has_holes:
             # a spawn with a wheel over a hole, or a goal in one, is drawn again (up to 16
             # times, from the environment's own stream, so sub-env i still equals a single env)
             for _ in range(16):
-                bad = mask & self._in_hole(sx, sy, syaw, gx, gy, mi, sp is None)
+                sx, sy, syaw, gx, gy, _, _, mi = spawn
+                bad = use & self._in_hole(sx, sy, syaw, gx, gy, mi, sp is None)
                 if not bool(bad.any()):
                     break
-                new = self._spawn(self._draw(8, bad), sp)
-                sx, sy, syaw, gx, gy, cmd_v, cmd_w, mi = (
-                    torch.where(bad, a, b) for a, b in zip(new, (sx, sy, syaw, gx, gy, cmd_v,
-                                                               cmd_w, mi)))
-        mk = mask
-        mk2 = mask.unsqueeze(1)
-        self.x = torch.where(mk, sx, self.x)
-        self.y = torch.where(mk, sy, self.y)
-        self.yaw = torch.where(mk, syaw, self.yaw)
-        self.map_index = torch.where(mk, mi, self.map_index)
-        self.goal = torch.where(mk2, torch.stack((gx, gy), 1), self.goal)
-        self.command = torch.where(mk2, torch.stack((cmd_v, cmd_w), 1), self.command)
-        zero = torch.zeros_like(self.x)
-        self.steer = torch.where(mk, zero, self.steer)
-        self.v = torch.where(mk, zero, self.v)
-        self.w = torch.where(mk, zero, self.w)
+                new = self._spawn(self._draw(8, idx, bad), sp)
+                spawn = tuple(torch.where(bad, a, b) for a, b in zip(new, spawn))
+        sx, sy, syaw, gx, gy, cmd_v, cmd_w, mi = spawn
+
+        def put(old, new):
+            return self._put(old, new, mask, idx)
+        self.x, self.y, self.yaw = put(self.x, sx), put(self.y, sy), put(self.yaw, syaw)
+        self.map_index = put(self.map_index, mi)
+        self.goal = put(self.goal, torch.stack((gx, gy), 1))
+        self.command = put(self.command, torch.stack((cmd_v, cmd_w), 1))
+        zero = torch.zeros_like(sx)
+        zero3 = torch.zeros_like(sx).unsqueeze(1).expand(-1, 3)
+        self.steer, self.v, self.w = put(self.steer, zero), put(self.v, zero), put(self.w, zero)
         s = self.skid
         self.skid = SkidSteerState(
-            x=torch.where(mk, self.x, s.x), y=torch.where(mk, self.y, s.y),
-            yaw=torch.where(mk, self.yaw, s.yaw), vx=torch.where(mk, zero, s.vx),
-            vy=torch.where(mk, zero, s.vy), yaw_rate=torch.where(mk, zero, s.yaw_rate),
-            wheel_omega=torch.where(mk2, torch.zeros_like(s.wheel_omega), s.wheel_omega))
-        self.prev_action = torch.where(mk2, torch.zeros_like(self.prev_action), self.prev_action)
-        self.steps = torch.where(mk, torch.zeros_like(self.steps), self.steps)
-        self.accel_bias = torch.where(mk2, torch.zeros_like(self.accel_bias), self.accel_bias)
-        self.gyro_bias = torch.where(mk2, torch.zeros_like(self.gyro_bias), self.gyro_bias)
+            x=self.x, y=self.y, yaw=self.yaw, vx=put(s.vx, zero), vy=put(s.vy, zero),
+            yaw_rate=put(s.yaw_rate, zero),
+            wheel_omega=put(s.wheel_omega, zero.unsqueeze(1).expand(-1, self.K)))
+        self.prev_action = put(self.prev_action,
+                               zero.unsqueeze(1).expand(-1, self.action_dim))
+        self.steps = put(self.steps, torch.zeros_like(sx, dtype=self.steps.dtype))
+        self.accel_bias, self.gyro_bias = put(self.accel_bias, zero3), put(self.gyro_bias, zero3)
         # place the vehicle; the sensor starts at rest there
-        idx = None
-        if self.contact is not None and self.device.type == "cpu":
-            # on the CPU place only the environments being reset (a cold placement of all N
-            # for a few resets cost as much as a whole step); elsewhere no host sync
-            idx = torch.nonzero(mask).squeeze(1)
-            if idx.numel() == self.n:
-                idx = None
-        if idx is None:
-            gc = self._place(warm=False)
-            p, R = self._sensor(gc)
-            self.contact = gc if self.contact is None else gc.where(mask, self.contact)
-            g_b = specific_force(torch.zeros_like(p), R, self.cfg.gravity)  # at rest
-            self.sensor_pos = torch.where(mk2, p, self.sensor_pos)
-            self.sensor_vel = torch.where(mk2, torch.zeros_like(p), self.sensor_vel)
-            self.prev_rot = torch.where(mk.view(-1, 1, 1), R, self.prev_rot)
-            self.accel = torch.where(mk2, g_b, self.accel)
+        gc = self._place(warm=False, idx=idx)
+        if self.contact is None:
+            self.contact = gc
+        elif idx is None:
+            self.contact = gc.where(mask, self.contact)
         else:
-            gc = self._place(warm=False, idx=idx)
-            p, R = self._sensor(gc)
             self.contact = self.contact.index_copy(idx, gc)
-            g_b = specific_force(torch.zeros_like(p), R, self.cfg.gravity)  # at rest
-            self.sensor_pos = self.sensor_pos.index_copy(0, idx, p)
-            self.sensor_vel = self.sensor_vel.index_copy(0, idx, torch.zeros_like(p))
-            self.prev_rot = self.prev_rot.index_copy(0, idx, R)
-            self.accel = self.accel.index_copy(0, idx, g_b)
-        self.gyro = torch.where(mk2, torch.zeros_like(self.gyro), self.gyro)
-        dist = torch.linalg.vector_norm(self.goal - self.contact.base_position[:, :2], dim=1)
-        self.prev_distance = torch.where(mk, dist, self.prev_distance)
+        p, R = self._sensor(gc)
+        self.sensor_pos, self.sensor_vel = put(self.sensor_pos, p), put(self.sensor_vel, zero3)
+        self.prev_rot = put(self.prev_rot, R)
+        self.accel = put(self.accel, specific_force(torch.zeros_like(p), R, self.cfg.gravity))
+        self.gyro = put(self.gyro, zero3)
+        dist = torch.linalg.vector_norm(sel(self.goal) - gc.base_position[:, :2], dim=1)
+        self.prev_distance = put(self.prev_distance, dist)
         return self.observe()
 
     def _spawn(self, u: torch.Tensor, start_pose: torch.Tensor | None):
@@ -689,7 +703,7 @@ class Simulator:
             s0 = SkidSteerState(self.x, self.y, self.yaw, s0.vx, s0.vy, s0.yaw_rate,
                                 s0.wheel_omega)
             self.skid, info_d = skid_steer_step(
-                self._veh, cfg.skid, s0, None, gc.normal_force.contiguous(), gc.roll, gc.pitch,
+                self._veh, cfg.skid, s0, None, gc.normal_force, gc.roll, gc.pitch,
                 dt, substeps=cfg.substeps, speed_targets=targets,
                 mu=None if self.params is None else self.params["friction"])
             self.x, self.y, self.yaw = self.skid.x, self.skid.y, self.skid.yaw
