@@ -409,16 +409,18 @@ def four_wheel(vehicle: Vehicle, terrain: HeightMap, x, y, yaw, map_index=None, 
 
 
 # ----------------------------------------------------------------------------- rigid contact
-def _attitude_from_normal(n: torch.Tensor, yaw: torch.Tensor):
-    """Roll and pitch of a body with heading ``yaw`` whose z axis is the unit normal ``n``.
+def _attitude_from_normal(n: tuple, yaw: torch.Tensor):
+    """Roll and pitch of a body with heading ``yaw`` whose z axis is the unit normal ``n``
+    (three ``(N,)`` components; kept apart, as a stacked ``(N, 3)`` makes compiled kernels read
+    it with stride 3 and fall back to scalar loops).
 
     In the yaw-aligned frame ``n' = Rz(-yaw) n = (cos(roll) sin(pitch), -sin(roll),
     cos(roll) cos(pitch))``.
     """
     c, s = torch.cos(yaw), torch.sin(yaw)
-    nx = c * n[..., 0] + s * n[..., 1]
-    ny = -s * n[..., 0] + c * n[..., 1]
-    nz = n[..., 2]
+    nx = c * n[0] + s * n[1]
+    ny = -s * n[0] + c * n[1]
+    nz = n[2]
     pitch = torch.atan2(nx, nz)
     roll = torch.atan2(-ny, torch.sqrt(nx * nx + nz * nz))
     return roll, pitch
@@ -572,12 +574,12 @@ def _quad_plane(hx, hy, Z, cx, cy, inside: bool = True):
     side_1 = bx * c1y - by * c1x
     ic = torch.where((side_c >= 0) == (side_1 >= 0), ic1, ic2)
     ex, ey, ez = pick(hx, ic) - ax, pick(hy, ic) - ay, pick(Z, ic) - az
-    n = torch.stack((by * ez - bz * ey, bz * ex - bx * ez, bx * ey - by * ex), 1)
-    n = n * torch.where(n[:, 2:3] < 0, -1.0, 1.0).to(n.dtype)
-    n = n / torch.linalg.vector_norm(n, dim=1, keepdim=True)
+    nx, ny, nz = by * ez - bz * ey, bz * ex - bx * ez, bx * ey - by * ex
+    k = torch.where(nz < 0, -1.0, 1.0).to(nz.dtype) / torch.sqrt(nx * nx + ny * ny + nz * nz)
+    n = (nx * k, ny * k, nz * k)
     if not inside:  # an intermediate pass needs the facet only
-        return n, torch.stack((ax, ay, az), 1), None
-    return n, torch.stack((ax, ay, az), 1), _com_inside(hx, hy, cx, cy)
+        return n, (ax, ay, az), None
+    return n, (ax, ay, az), _com_inside(hx, hy, cx, cy)
 
 
 def _com_inside(hx, hy, cx, cy) -> torch.Tensor:
@@ -618,6 +620,7 @@ def _rigid_plane(vehicle, terrain, x, y, yaw, mi, d_eps, gravity, max_iter, tol,
         else:
             n, p, found = _support_plane(torch.stack((hx.T, hy.T), -1), (h + r).T,
                                          torch.stack((xs + cx, ys + cy), 1), triples, geo_tol)
+            n, p = n.unbind(1), p.unbind(1)
         return R, offs, h, hole, off, n, p, found
 
     roll = torch.zeros_like(x) if init_roll is None else torch.as_tensor(init_roll).to(x)
@@ -657,9 +660,10 @@ def _rigid_plane(vehicle, terrain, x, y, yaw, mi, d_eps, gravity, max_iter, tol,
             roll = roll.index_copy(0, idx, new_roll)
             pitch = pitch.index_copy(0, idx, new_pitch)
             iters = iters.index_add(0, idx, torch.ones_like(idx, dtype=torch.int32))
-            for j in (1, 2, 3, 4, 5, 6, 7):  # offs, h, hole, off (K, N); n, p (N, 3); found
-                if j == 1:
-                    out[1] = tuple(o.index_copy(1, idx, s) for o, s in zip(out[1], res[1]))
+            for j in (1, 2, 3, 4, 5, 6, 7):  # offs, h, hole, off (K, N); n, p 3 x (N,); found
+                if j in (1, 5, 6):
+                    d = 1 if j == 1 else 0
+                    out[j] = tuple(o.index_copy(d, idx, s) for o, s in zip(out[j], res[j]))
                 elif out[j] is not None:
                     out[j] = out[j].index_copy(1 if j <= 4 else 0, idx, res[j])
     _, offs, h, hole, off, n, p, found = out
@@ -668,7 +672,7 @@ def _rigid_plane(vehicle, terrain, x, y, yaw, mi, d_eps, gravity, max_iter, tol,
         cx, cy, _ = _rotate(R, vehicle.com)
         found = _com_inside(x + offs[0], y + offs[1], x + cx, y + cy)
     # origin height: the hub plane through the facet, at the origin's (x, y)
-    z0 = p[:, 2] - (n[:, 0] * (x - p[:, 0]) + n[:, 1] * (y - p[:, 1])) / n[:, 2]
+    z0 = p[2] - (n[0] * (x - p[0]) + n[1] * (y - p[1])) / n[2]
     t = torch.stack((x, y, z0), 1)
     converged = (change <= tol) & found
     return _finish(vehicle, torch.stack((yaw, att_pitch, att_roll), 1), R, t, wheels, h, hole,

@@ -142,6 +142,7 @@ class HeightMap:
                 f"z_offset must be a finite scalar or one value per map ({num_maps}), "
                 f"got {z_offset!r}")
         self._heights = h
+        self._has_holes = bool(torch.isnan(h).any())  # maps are immutable; read once
         self._z_offset = zo.to(device=h.device, dtype=dtype).contiguous()
         self._grid = _Grid(nx=nx, ny=ny, res_x=res_x, res_y=res_y, x0=x0, y0=y0)
         self.interpolation = interpolation
@@ -280,7 +281,8 @@ class HeightMap:
 
     @property
     def has_holes(self) -> bool:
-        return bool(torch.isnan(self._heights).any())
+        """Whether any sample is a hole (NaN); computed once, when the map is built."""
+        return self._has_holes
 
     def x_coords(self) -> torch.Tensor:
         """``(nx,)`` world x of the sample columns [m]."""
