@@ -265,6 +265,11 @@ class Simulator:
         self.compiled = bool(compile)
         self._advance_fn = (torch.compile(self._advance, dynamic=False) if compile
                             else self._advance)
+        #: compiled: the cold placement of reset environments, in chunks of a fixed size
+        #: (fixed shapes: one compile; eager, a cold rigid placement of a few environments is
+        #: mostly per-op overhead, ~2 ms)
+        self._cold_chunk = min(self.n, 64)
+        self._cold_fn = (torch.compile(self._place_cold, dynamic=False) if compile else None)
 
     # ------------------------------------------------------------------ observation layout
     def _build_layout(self):
@@ -446,13 +451,23 @@ class Simulator:
         self.steps = put(self.steps, torch.zeros_like(sx, dtype=self.steps.dtype))
         self.accel_bias, self.gyro_bias = put(self.accel_bias, zero3), put(self.gyro_bias, zero3)
         # place the vehicle; the sensor starts at rest there
-        gc = self._place(warm=False, idx=idx)
-        if self.contact is None:
-            self.contact = gc
-        elif idx is None:
-            self.contact = gc.where(mask, self.contact)
-        else:
+        if idx is None:
+            gc = self._place(warm=False)
+            gc._wheels()  # the state a step leaves has them too (one compiled graph, not two)
+            self.contact = gc if self.contact is None else gc.where(mask, self.contact)
+        elif self._cold_fn is None:
+            gc = self._place(warm=False, idx=idx)
             self.contact = self.contact.index_copy(idx, gc)
+        else:
+            B = self._cold_chunk
+            for start in range(0, idx.numel(), B):
+                part = idx[start:start + B]
+                m = part.numel()
+                if m < B:  # pad with copies of the last index; only the first m rows are kept
+                    part = torch.cat((part, part[-1:].expand(B - m)))
+                g = self._cold_fn(part)
+                self.contact = self.contact.index_copy(part[:m], g if m == B else g[:m])
+            gc = self.contact[idx]
         p, R = self._sensor(gc)
         self.sensor_pos, self.sensor_vel = put(self.sensor_pos, p), put(self.sensor_vel, zero3)
         self.prev_rot = put(self.prev_rot, R)
@@ -517,6 +532,13 @@ class Simulator:
                                p["wheel_radius"][idx])
         return place(self.cfg.ground, veh, self.maps, self.x[idx], self.y[idx], self.yaw[idx],
                      self.map_index[idx], **kw)
+
+    def _place_cold(self, idx: torch.Tensor):
+        """Cold placement of the environments ``idx``, per-wheel fields evaluated (the
+        function :attr:`_cold_fn` compiles)."""
+        gc = self._place(warm=False, idx=idx)
+        gc._wheels()
+        return gc
 
     def _sensor(self, gc):
         """IMU position (world) ``(N, 3)`` and sensor-to-world rotation ``(N, 3, 3)``."""
