@@ -40,7 +40,7 @@ import torch
 
 from terrain import HeightMap
 
-from .rotations import make_transform, rot_zyx_entries, stack_entries
+from .rotations import make_transform, matmul3, rot_zyx_entries, stack_entries
 from .vehicle import Vehicle
 
 __all__ = ["GroundContact", "four_wheel", "rigid_contact", "support_forces", "GRAVITY",
@@ -151,7 +151,7 @@ class GroundContact:
     @property
     def base_rotation(self) -> torch.Tensor:
         """``(N, 3, 3)`` body-to-world rotation of base_link."""
-        return self.rotation @ self.rear_axle_pose[:3, :3].T
+        return matmul3(self.rotation, self.rear_axle_pose[:3, :3].T)
 
     @property
     def base_transform(self) -> torch.Tensor:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import torch
 
+from .rotations import matmul3, matvec3
+
 __all__ = ["specific_force", "angular_rate"]
 
 
@@ -19,13 +21,13 @@ def specific_force(accel_world: torch.Tensor, R: torch.Tensor, gravity: float) -
     ``(..., 3)`` [m/s^2] and the sensor-to-world rotation ``(..., 3, 3)``."""
     a = accel_world.clone()
     a[..., 2] = a[..., 2] + gravity
-    return (R.transpose(-1, -2) @ a.unsqueeze(-1)).squeeze(-1)
+    return matvec3(R.transpose(-1, -2), a)
 
 
 def angular_rate(R_prev: torch.Tensor, R: torch.Tensor, dt: float) -> torch.Tensor:
     """``(..., 3)`` body-frame angular rate [rad/s] that turns ``R_prev`` into ``R``
     (``(..., 3, 3)`` each) in ``dt`` [s]: the axis-angle of ``R_prev^T R`` over ``dt``."""
-    M = R_prev.transpose(-1, -2) @ R
+    M = matmul3(R_prev.transpose(-1, -2), R)
     s = 0.5 * torch.stack((M[..., 2, 1] - M[..., 1, 2], M[..., 0, 2] - M[..., 2, 0],
                            M[..., 1, 0] - M[..., 0, 1]), -1)
     sin_t = torch.linalg.vector_norm(s, dim=-1)

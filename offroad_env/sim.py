@@ -22,6 +22,7 @@ from .dynamics import (AckermannParams, SkidSteerParams, SkidSteerState, ackerma
                        side_targets, skid_steer_step, unicycle_step)
 from .ground import place
 from .imu import angular_rate, specific_force
+from .rotations import matvec3
 from .vehicle import VehicleBatch, preset
 
 __all__ = ["SimConfig", "TaskConfig", "ImuConfig", "HeightScanConfig", "Simulator",
@@ -544,7 +545,7 @@ class Simulator:
         """IMU position (world) ``(N, 3)`` and sensor-to-world rotation ``(N, 3, 3)``."""
         Rb = gc.base_rotation
         off = torch.tensor(self.cfg.imu.offset, dtype=self.dtype, device=self.device)
-        return gc.base_position + Rb @ off, Rb
+        return gc.base_position + matvec3(Rb, off), Rb
 
     def _imu(self, gc, dt: float):
         """Specific force and angular rate in the sensor frame, by differencing the sensor's

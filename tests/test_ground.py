@@ -141,6 +141,16 @@ def test_four_wheel_on_planes_gives_the_seed_formulas(a, b):
     torch.testing.assert_close(res.rotation, rot_zyx(yaw, res.pitch, res.roll))
 
 
+def test_matmul3_and_matvec3_equal_the_matrix_product():
+    from offroad_env.rotations import matmul3, matvec3
+    g = torch.Generator().manual_seed(0)
+    A = torch.randn(5, 2, 3, 3, dtype=F64, generator=g)
+    B = torch.randn(2, 3, 3, dtype=F64, generator=g)
+    v = torch.randn(5, 1, 3, dtype=F64, generator=g)
+    torch.testing.assert_close(matmul3(A, B), A @ B)
+    torch.testing.assert_close(matvec3(A, v), (A @ v.unsqueeze(-1)).squeeze(-1))
+
+
 @pytest.mark.parametrize("method", ["plane", "drop"])
 @pytest.mark.parametrize("a, b", SLOPES)
 def test_rigid_contact_on_planes_has_the_exact_attitude(method, a, b):
