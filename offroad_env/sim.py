@@ -270,6 +270,9 @@ class Simulator:
         #: (fixed shapes: one compile; eager, a cold rigid placement of a few environments is
         #: mostly per-op overhead, ~2 ms)
         self._cold_chunk = min(self.n, 64)
+        #: partial resets compute only the reset rows (reading their indices on the host); off
+        #: on accelerators, where every row is computed and the reset ones kept (no host sync)
+        self.subset_resets = self.device.type == "cpu"
         self._cold_fn = (torch.compile(self._place_cold, dynamic=False) if compile else None)
 
     # ------------------------------------------------------------------ observation layout
@@ -412,7 +415,7 @@ class Simulator:
                 raise ValueError(f"start_pose must be a finite ({self.n}, 3) tensor of "
                                  f"(x, y, yaw), got shape {tuple(sp.shape)}")
         idx = None
-        if self.contact is not None and self.device.type == "cpu":
+        if self.contact is not None and self.subset_resets:
             idx = torch.nonzero(mask).squeeze(1)
             if idx.numel() == self.n:
                 idx = None
