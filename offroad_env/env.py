@@ -80,9 +80,10 @@ class OffroadEnv(gym.Env):
         else:  # the simulator raises, or zeroes and flags it (nan_action="zero")
             obs, reward, terminated, info = self.sim.step(torch.from_numpy(a.reshape(1, -1)))
         keys = self._reward_keys
-        head = torch.stack((terminated[0].long(), self.sim.steps[0], info["end_reason"][0],
-                            info["bad_action"][0].long())).tolist()
-        vals = torch.stack([reward[0]] + [info[k][0] for k in keys]).tolist()
+        # two host transfers for all the scalars ((1,) tensors each; cat promotes the flags)
+        head = torch.cat((terminated, self.sim.steps, info["end_reason"],
+                          info["bad_action"])).tolist()
+        vals = torch.cat([reward] + [info[k] for k in keys]).tolist()
         term = bool(head[0])
         truncated = self.max_episode_steps is not None and head[1] >= self.max_episode_steps
         reason = 5 if (truncated and not term) else head[2]
@@ -91,7 +92,7 @@ class OffroadEnv(gym.Env):
         out["bad_action"] = bool(head[3])
         if self._renderer is not None:
             self._renderer.record(0)
-        return obs[0].numpy().copy(), vals[0], term, bool(truncated), out
+        return obs.numpy()[0].copy(), vals[0], term, bool(truncated), out
 
     def render(self):
         if self.render_mode is None:
