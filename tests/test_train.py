@@ -179,3 +179,21 @@ def test_ppo_learns_easy_navigation(tmp_path):
     res = ev.evaluate(lambda obs: agent.act(obs, deterministic=True), "offroad_env/OffroadNav-v0",
                       episodes=128)
     assert res["success_rate"] >= 0.8 and res["tip_over_rate"] < 0.05
+
+
+@pytest.mark.slow
+def test_compiled_env_training_matches_the_eager_run(tmp_path, monkeypatch):
+    """``compile_env`` trains on the compiled step: the same rollouts up to rounding, so the
+    first iteration's logged statistics agree with the eager run's."""
+    made = []
+    real = ppo.make_vec_env
+    monkeypatch.setattr(ppo, "make_vec_env", lambda *a, **k: made.append(real(*a, **k))
+                        or made[-1])
+    ppo.train(_smoke_cfg(tmp_path / "e", total_steps=16 * 8))
+    ppo.train(_smoke_cfg(tmp_path / "c", total_steps=16 * 8, compile_env=True))
+    assert [m.unwrapped.sim.compiled for m in made] == [False, True]
+    e = next(csv.DictReader(open(tmp_path / "e" / "progress.csv")))
+    c = next(csv.DictReader(open(tmp_path / "c" / "progress.csv")))
+    assert json.loads((tmp_path / "c" / "config.json").read_text())["compile_env"] is True
+    for col in ("reward/progress", "reward/tilt", "value_loss"):
+        assert float(c[col]) == pytest.approx(float(e[col]), rel=1e-3, abs=1e-4), col

@@ -74,6 +74,8 @@ class PPOConfig:
         tensorboard: write TensorBoard event files (needs the ``tensorboard`` package).
         progress: show a progress bar (tqdm, if installed).
         time_limit_s: stop after this many seconds of training (0: no limit), saving as usual.
+        compile_env: ``torch.compile`` the environment's step (2-4x faster env steps at
+            thousands of envs; the first iteration waits for the compile, tens of seconds).
     """
 
     env_id: str = "offroad_env/OffroadNav-v0"
@@ -103,6 +105,7 @@ class PPOConfig:
     tensorboard: bool = False
     progress: bool = True
     time_limit_s: float = 0.0
+    compile_env: bool = False
 
     def __post_init__(self):
         ints = ("num_envs", "num_steps", "total_steps", "update_epochs", "num_minibatches")
@@ -370,8 +373,10 @@ def train(cfg: PPOConfig, resume: str | None = None, force: bool = False,
         torch.set_num_threads(cfg.threads)
     torch.manual_seed(cfg.seed)
     device = torch.device(cfg.device)
-    env = make_vec_env(cfg.env_id, cfg.num_envs, device, cfg.max_episode_steps,
-                       **(env_kwargs or {}))
+    env_kwargs = dict(env_kwargs or {})
+    if cfg.compile_env:
+        env_kwargs["compile"] = True
+    env = make_vec_env(cfg.env_id, cfg.num_envs, device, cfg.max_episode_steps, **env_kwargs)
     obs_dim = env.single_observation_space.shape[0]
     act_dim = env.single_action_space.shape[0]
     layout = obs_layout(env)
