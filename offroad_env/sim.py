@@ -455,7 +455,12 @@ class Simulator:
         self.steps = put(self.steps, torch.zeros_like(sx, dtype=self.steps.dtype))
         self.accel_bias, self.gyro_bias = put(self.accel_bias, zero3), put(self.gyro_bias, zero3)
         # place the vehicle; the sensor starts at rest there
-        if idx is None:
+        if idx is None and self._cold_fn is not None and not self.subset_resets \
+                and self.contact is not None:
+            # accelerators: every reset places all rows; compiled, as the step (one graph)
+            gc = self._cold_fn(None)
+            self.contact = gc.where(mask, self.contact)
+        elif idx is None:
             gc = self._place(warm=False)
             gc._wheels()  # the state a step leaves has them too (one compiled graph, not two)
             self.contact = gc if self.contact is None else gc.where(mask, self.contact)
@@ -537,9 +542,9 @@ class Simulator:
         return place(self.cfg.ground, veh, self.maps, self.x[idx], self.y[idx], self.yaw[idx],
                      self.map_index[idx], **kw)
 
-    def _place_cold(self, idx: torch.Tensor):
-        """Cold placement of the environments ``idx``, per-wheel fields evaluated (the
-        function :attr:`_cold_fn` compiles)."""
+    def _place_cold(self, idx: torch.Tensor | None):
+        """Cold placement of the environments ``idx`` (None: all), per-wheel fields evaluated
+        (the function :attr:`_cold_fn` compiles)."""
         gc = self._place(warm=False, idx=idx)
         gc._wheels()
         return gc
