@@ -1,6 +1,6 @@
 """Benchmark: environment steps per second, side by side with Gymnasium's SyncVectorEnv.
 
-    python benchmarks/bench_envs.py [--seconds 2] [--quick]
+    python benchmarks/bench_envs.py [--seconds 2] [--quick] [--compile-only] [--device cuda]
 
 * ``OffroadVectorEnv`` at N = 1, 64, 1024, 4096, 16384 with unicycle + four-wheel and with
   skid-steer + rigid-contact (NEXT_STEP autoreset, 500-step episodes, zero-order random actions
@@ -35,9 +35,16 @@ COMBOS = {"unicycle + four_wheel": dict(dynamics="unicycle", ground="four_wheel"
           "skid_steer + rigid_contact": dict(dynamics="skid_steer", ground="rigid_contact")}
 
 
+def _sync():
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
 def rate(step, n_envs, seconds, min_steps=5):
-    """Median env-steps/s over 5 blocks of about ``seconds / 5`` each."""
+    """Median env-steps/s over 5 blocks of about ``seconds / 5`` each (a CUDA device is
+    synchronized at the block ends)."""
     step()
+    _sync()
     t0 = time.perf_counter()
     k = 0
     while k < min_steps or time.perf_counter() - t0 < seconds / 5:
@@ -49,6 +56,7 @@ def rate(step, n_envs, seconds, min_steps=5):
         t0 = time.perf_counter()
         for _ in range(per_block):
             step()
+        _sync()
         rates.append(per_block * n_envs / (time.perf_counter() - t0))
     return statistics.median(rates)
 
@@ -60,6 +68,9 @@ def main(argv=None):
     p.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     p.add_argument("--compile-only", action="store_true",
                    help="only the torch.compile'd vector env at N = 1 and 4096")
+    p.add_argument("--device", default="cpu",
+                   help="torch device of the vector env (e.g. cuda); the SyncVectorEnv and "
+                        "single-env baselines run on the CPU only")
     args = p.parse_args(argv)
     print(f"# {platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}, "
           f"gymnasium {gym.__version__}")
@@ -72,9 +83,10 @@ def main(argv=None):
             torch.set_num_threads(t)
             for name, kw in COMBOS.items():
                 for n in (1, 4096):
-                    env = OffroadVectorEnv(num_envs=n, max_episode_steps=500, compile=True, **kw)
+                    env = OffroadVectorEnv(num_envs=n, max_episode_steps=500, compile=True,
+                                           device=args.device, **kw)
                     env.reset(seed=0)
-                    acts = torch.rand(n, 2) * 2 - 1
+                    acts = (torch.rand(n, 2) * 2 - 1).to(args.device)
                     with torch.inference_mode():
                         r = rate(lambda: env.step(acts), n, args.seconds)
                     print(f"| OffroadVectorEnv compiled | {name} | {n} | {t} | {r:,.0f} |",
@@ -84,12 +96,15 @@ def main(argv=None):
         torch.set_num_threads(t)
         for name, kw in COMBOS.items():
             for n in sizes:
-                env = OffroadVectorEnv(num_envs=n, max_episode_steps=500, **kw)
+                env = OffroadVectorEnv(num_envs=n, max_episode_steps=500, device=args.device,
+                                       **kw)
                 env.reset(seed=0)
-                acts = torch.rand(n, 2) * 2 - 1
+                acts = (torch.rand(n, 2) * 2 - 1).to(args.device)
                 with torch.inference_mode():
                     r = rate(lambda: env.step(acts), n, args.seconds)
                 print(f"| OffroadVectorEnv | {name} | {n} | {t} | {r:,.0f} |", flush=True)
+            if args.device != "cpu":
+                continue
             sync = gym.vector.SyncVectorEnv(
                 [lambda kw=kw: gym.wrappers.TimeLimit(OffroadEnv(**kw), 500)
                  for _ in range(64)])
