@@ -403,8 +403,8 @@ class Simulator:
         used instead of the random spawn (the goal and command are still drawn).
 
         On the CPU only the masked environments are computed (their indices are read on the
-        host); on an accelerator every environment is, and the masked rows are kept (no host
-        sync).
+        host); on an accelerator (``subset_resets`` off) every environment is, and the masked
+        rows are kept: no host sync, except one per redraw round on maps with holes.
         """
         for hook in self.reset_hooks:
             hook(mask)
