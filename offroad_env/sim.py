@@ -697,19 +697,18 @@ class Simulator:
         return {name: getattr(self, name) for name in self._STATE}
 
     def _restore(self, mask: torch.Tensor, snap: dict) -> None:
-        """Put the masked environments back to ``snap``."""
+        """Put the masked environments back to ``snap`` (the current tensors' memory layout is
+        kept, so a compiled step sees the same strides)."""
         for name, old in snap.items():
             new = getattr(self, name)
             if name == "contact":
                 setattr(self, name, old.where(mask, new))
             elif name == "skid":
                 setattr(self, name, SkidSteerState(**{
-                    f: torch.where(mask.view((-1,) + (1,) * (getattr(old, f).ndim - 1)),
-                                   getattr(old, f), getattr(new, f))
+                    f: self._put(getattr(new, f), getattr(old, f), mask, None)
                     for f in ("x", "y", "yaw", "vx", "vy", "yaw_rate", "wheel_omega")}))
             else:
-                setattr(self, name, torch.where(mask.view((-1,) + (1,) * (old.ndim - 1)),
-                                                old, new))
+                setattr(self, name, self._put(new, old, mask, None))
 
     def _advance(self, a: torch.Tensor, bad: torch.Tensor):
         cfg = self.cfg
