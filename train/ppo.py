@@ -74,7 +74,7 @@ class PPOConfig:
         tensorboard: write TensorBoard event files (needs the ``tensorboard`` package).
         progress: show a progress bar (tqdm, if installed).
         time_limit_s: stop after this many seconds of training (0: no limit), saving as usual.
-        compile_env: ``torch.compile`` the environment's step (2-4x faster env steps at
+        compile_env: ``torch.compile`` the environment's step (3-5x faster env steps at
             thousands of envs; the first iteration waits for the compile, tens of seconds).
     """
 
