@@ -237,7 +237,8 @@ def _substep_kn(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState, om
     """:func:`skid_steer_substep` on wheel-major ``(K, N)`` arrays (``omega``, ``torque``,
     ``fz``, a per-wheel ``mu``; ``s.wheel_omega`` is ignored): the environment index innermost,
     so compiled kernels vectorize over it (an inner axis of K = 4 they run as scalar loops).
-    Returns ``(vx, vy, yaw_rate, x, y, yaw, omega (K, N), info of (K, N) arrays)``."""
+    Returns ``(new state (its wheel_omega unchanged), new omega (K, N), info of (K, N)
+    arrays)``."""
     dtype = s.vx.dtype
     dev = s.vx.device
     wx = torch.tensor([[p[0]] for p in vehicle.wheel_positions], dtype=dtype, device=dev)

@@ -53,6 +53,20 @@ METHODS = ("four_wheel", "rigid_contact")
 _WHEEL_FIELDS = ("wheel_position", "ground_height", "gap", "contact", "normal_force", "stable")
 
 
+def merge_rows(old: torch.Tensor, new: torch.Tensor, mask: torch.Tensor | None = None,
+               idx: torch.Tensor | None = None) -> torch.Tensor:
+    """``old`` ``(N, ...)`` with some rows replaced by ``new``: the rows ``idx`` ``(M,)`` (then
+    ``new`` holds M rows), or else the rows where ``mask`` ``(N,)`` is set (``new`` holds N).
+
+    The result keeps ``old``'s memory layout (a plain ``where`` or ``index_copy`` may return
+    other strides), so a compiled step that produced ``old`` sees the same strides after a reset
+    and is not recompiled."""
+    if idx is not None:
+        return old.clone().index_copy_(0, idx, new)
+    return torch.where(mask.view((-1,) + (1,) * (old.ndim - 1)), new, old,
+                       out=torch.empty_like(old))
+
+
 @dataclass
 class GroundContact:
     """Pose of a vehicle on the terrain and its wheel contacts, for N environments.
@@ -169,13 +183,11 @@ class GroundContact:
                      else getattr(self, name)[index]) for name in self._eager_fields()}
         return GroundContact(**kw, _cache={k: w[k][index] for k in _WHEEL_FIELDS})
 
-    # Both combinations keep the memory layout of ``other`` / ``self`` (the state a compiled step
-    # produced), so a compiled step sees the same strides after a reset and is not recompiled.
+    # Both combinations keep the memory layout of ``other`` / ``self`` (see merge_rows).
     def where(self, mask: torch.Tensor, other: "GroundContact") -> "GroundContact":
         """This result where ``mask`` ``(N,)`` is True, ``other`` elsewhere (all fields)."""
         def pick(a, b):
-            return torch.where(mask.view((-1,) + (1,) * (a.ndim - 1)), a, b,
-                               out=torch.empty_like(b))
+            return merge_rows(b, a, mask)
         kw = {name: (getattr(self, name) if name == "rear_axle_pose"
                      else pick(getattr(self, name), getattr(other, name)))
               for name in self._eager_fields()}
@@ -185,7 +197,7 @@ class GroundContact:
     def index_copy(self, index: torch.Tensor, other: "GroundContact") -> "GroundContact":
         """This result with environments ``index`` ``(M,)`` replaced by ``other`` (M of them)."""
         def put(a, b):
-            return a.clone().index_copy_(0, index, b)  # clone keeps a's strides
+            return merge_rows(a, b, idx=index)
         kw = {name: (getattr(self, name) if name == "rear_axle_pose"
                      else put(getattr(self, name), getattr(other, name)))
               for name in self._eager_fields()}

@@ -20,7 +20,7 @@ from . import rng as rngmod
 from . import tasks
 from .dynamics import (AckermannParams, SkidSteerParams, SkidSteerState, ackermann_step,
                        side_targets, skid_steer_step, unicycle_step)
-from .ground import place
+from .ground import merge_rows, place
 from .imu import angular_rate, specific_force
 from .rotations import matvec3
 from .vehicle import VehicleBatch, preset
@@ -385,17 +385,6 @@ class Simulator:
         self.counters = self.counters.index_add(0, idx, use.to(torch.int64))
         return u
 
-    @staticmethod
-    def _put(old: torch.Tensor, new: torch.Tensor, mask: torch.Tensor,
-             idx: torch.Tensor | None) -> torch.Tensor:
-        """``old`` with the selected rows replaced: ``new`` holds all N rows (``idx`` None, rows
-        where ``mask``) or the rows ``idx``. Keeps ``old``'s memory layout (see
-        :meth:`GroundContact.where`)."""
-        if idx is None:
-            return torch.where(mask.view((-1,) + (1,) * (old.ndim - 1)), new, old,
-                               out=torch.empty_like(old))
-        return old.clone().index_copy_(0, idx, new)
-
     def reset(self, mask: torch.Tensor, start_pose: torch.Tensor | None = None) -> torch.Tensor:
         """Start new episodes in the masked environments; returns all observations ``(N, D)``.
 
@@ -437,7 +426,7 @@ class Simulator:
         sx, sy, syaw, gx, gy, cmd_v, cmd_w, mi = spawn
 
         def put(old, new):
-            return self._put(old, new, mask, idx)
+            return merge_rows(old, new, mask, idx)
         self.x, self.y, self.yaw = put(self.x, sx), put(self.y, sy), put(self.yaw, syaw)
         self.map_index = put(self.map_index, mi)
         self.goal = put(self.goal, torch.stack((gx, gy), 1))
@@ -705,10 +694,10 @@ class Simulator:
                 setattr(self, name, old.where(mask, new))
             elif name == "skid":
                 setattr(self, name, SkidSteerState(**{
-                    f: self._put(getattr(new, f), getattr(old, f), mask, None)
+                    f: merge_rows(getattr(new, f), getattr(old, f), mask)
                     for f in ("x", "y", "yaw", "vx", "vy", "yaw_rate", "wheel_omega")}))
             else:
-                setattr(self, name, self._put(new, old, mask, None))
+                setattr(self, name, merge_rows(new, old, mask))
 
     def _advance(self, a: torch.Tensor, bad: torch.Tensor):
         cfg = self.cfg
