@@ -16,18 +16,20 @@ Importing the package registers the environments::
 
 import gymnasium as gym
 
-from .config import make_config
+from .config import HeightScanConfig, ImuConfig, SimConfig, TaskConfig, make_config
 from .env import OffroadEnv
 from .ground import GroundContact, four_wheel, place, rigid_contact
-from .sim import SimConfig, Simulator
+from .sim import Simulator
+from .tasks import EndReason
 from .vector_env import OffroadVectorEnv
 from .vehicle import Vehicle, eight_wheel_rover, husky, preset, six_wheel_rover
 
 __version__ = "0.1.0"
 
 __all__ = ["Vehicle", "husky", "six_wheel_rover", "eight_wheel_rover", "preset",
-           "GroundContact", "four_wheel", "rigid_contact", "place", "SimConfig", "Simulator",
-           "make_config", "OffroadEnv", "OffroadVectorEnv", "ENV_IDS"]
+           "GroundContact", "four_wheel", "rigid_contact", "place", "SimConfig", "TaskConfig",
+           "ImuConfig", "HeightScanConfig", "Simulator", "make_config", "EndReason", "OffroadEnv",
+           "OffroadVectorEnv", "ENV_IDS"]
 
 #: registered ids and their task
 ENV_IDS = {"offroad_env/OffroadNav-v0": "nav", "offroad_env/OffroadVelocity-v0": "velocity",

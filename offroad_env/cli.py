@@ -25,7 +25,7 @@ import torch
 import terrain
 from terrain.generators import GENERATORS, TerrainConfig, config_fields
 
-from .sim import DYNAMICS, GROUND_METHODS
+from .config import DYNAMICS, GROUND_METHODS
 from .vehicle import PRESETS
 
 

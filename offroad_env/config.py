@@ -1,28 +1,230 @@
-"""Named configurations of the registered environments."""
+"""Every simulation config, frozen and keyword-only, checked where it is built: the simulator
+(:class:`SimConfig`), the task (:class:`TaskConfig`), the sensors (:class:`ImuConfig`,
+:class:`HeightScanConfig`); and the named configurations of the registered environments
+(:func:`make_config`)."""
 
 from __future__ import annotations
 
 import dataclasses
+import math
+from dataclasses import dataclass, field, fields
 
-import terrain
+import terrain as terrain_pkg
+from terrain import HeightMap
 
-from .sim import HeightScanConfig, SimConfig, TaskConfig
+from . import tasks
+from .actuation import DYNAMICS
+from .constants import GRAVITY
+from .dynamics import AckermannParams, SkidSteerParams
+from .ground import METHODS as GROUND_METHODS
+from .observations import TERM_NAMES as OBS_TERMS
 from .tasks import RewardWeights
+from .vehicle import preset
 
-__all__ = ["make_config", "TASKS", "rough_terrain"]
+__all__ = ["SimConfig", "TaskConfig", "ImuConfig", "HeightScanConfig", "make_config", "TASKS",
+           "rough_terrain", "DYNAMICS", "GROUND_METHODS", "OBS_TERMS"]
+
+
+def _finite(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _check_range(name, value, low=-math.inf):
+    lo, hi = value
+    if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi or lo < low:
+        raise ValueError(f"{name} must be a finite (min, max) with {low} <= min <= max, "
+                         f"got {value!r}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskConfig:
+    """What the vehicle is asked to do.
+
+    Attributes:
+        kind: ``"nav"`` (reach a goal across terrain) or ``"velocity"`` (track a commanded speed
+            and yaw rate).
+        goal_distance: range of the spawn-to-goal distance [m] (nav).
+        goal_radius: the goal counts as reached within this distance [m] (nav).
+        spawn_margin: spawns and goals keep this far from the map border [m].
+        command_speed, command_yaw_rate: ranges of the commands [m/s], [rad/s] (velocity).
+        weights: reward weights.
+    """
+
+    kind: str = "nav"
+    goal_distance: tuple[float, float] = (4.0, 12.0)
+    goal_radius: float = 0.5
+    spawn_margin: float = 3.0
+    command_speed: tuple[float, float] = (0.0, 1.0)
+    command_yaw_rate: tuple[float, float] = (-0.5, 0.5)
+    weights: tasks.RewardWeights = field(default_factory=tasks.RewardWeights)
+
+    def __post_init__(self):
+        if self.kind not in ("nav", "velocity"):
+            raise ValueError(f"task kind must be 'nav' or 'velocity', got {self.kind!r}")
+        _check_range("goal_distance", self.goal_distance, 0.0)
+        _check_range("command_speed", self.command_speed)
+        _check_range("command_yaw_rate", self.command_yaw_rate)
+        if not (self.goal_radius > 0 and self.spawn_margin >= 0):
+            raise ValueError("goal_radius must be > 0 and spawn_margin >= 0")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ImuConfig:
+    """The IMU: accelerometer (specific force) and gyro, in a sensor frame parallel to base_link
+    at ``offset`` [m] from its origin.
+
+    Attributes:
+        offset: sensor position in base_link [m].
+        accel_noise, gyro_noise: white-noise standard deviation [m/s^2], [rad/s].
+        accel_bias_walk, gyro_bias_walk: bias random-walk intensity [unit / sqrt(s)].
+    """
+
+    offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    accel_noise: float = 0.0
+    gyro_noise: float = 0.0
+    accel_bias_walk: float = 0.0
+    gyro_bias_walk: float = 0.0
+
+    def __post_init__(self):
+        for f in fields(self):
+            if f.name == "offset":
+                if len(self.offset) != 3 or not all(math.isfinite(v) for v in self.offset):
+                    raise ValueError(f"imu offset must be 3 finite numbers, got {self.offset!r}")
+            elif not (math.isfinite(getattr(self, f.name)) and getattr(self, f.name) >= 0):
+                raise ValueError(f"{f.name} must be finite and >= 0, got {getattr(self, f.name)}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class HeightScanConfig:
+    """A yaw-aligned grid of terrain heights around base_link, relative to its height.
+
+    Attributes:
+        size: ``(length, width)`` of the grid [m], centred ``forward_offset`` ahead.
+        resolution: spacing [m].
+        forward_offset: [m].
+        clip: heights are clipped to +-clip [m] (the observation bound).
+    """
+
+    size: tuple[float, float] = (1.6, 1.0)
+    resolution: float = 0.2
+    forward_offset: float = 0.3
+    clip: float = 2.0
+
+    def __post_init__(self):
+        if (len(self.size) != 2 or not all(_finite(v) and v >= 0 for v in self.size)):
+            raise ValueError(f"height_scan size must be two finite lengths >= 0 [m], got "
+                             f"{self.size!r}")
+        for name in ("resolution", "clip"):
+            v = getattr(self, name)
+            if not (_finite(v) and v > 0):
+                raise ValueError(f"height_scan {name} must be a finite number > 0, got {v!r}")
+        if not _finite(self.forward_offset):
+            raise ValueError(f"height_scan forward_offset must be finite, got "
+                             f"{self.forward_offset!r}")
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (int(round(self.size[0] / self.resolution)) + 1,
+                int(round(self.size[1] / self.resolution)) + 1)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SimConfig:
+    """The whole simulator. Frozen: build a new one (``dataclasses.replace``) to change it.
+
+    Attributes:
+        vehicle: preset name (``husky``, ``six_wheel_rover``, ``eight_wheel_rover``).
+        dt: control step [s].
+        dynamics: ``"unicycle"``, ``"ackermann"`` or ``"skid_steer"``.
+        max_speed: speed at action 1 [m/s]; max_yaw_rate: yaw rate at action 1 (unicycle)
+            [rad/s].
+        ackermann, skid: model parameters; substeps: skid-steer substeps per step (the model is
+            stable up to 10 ms substeps, see BENCHMARKS.md).
+        ground: ``"four_wheel"`` or ``"rigid_contact"``; d_eps: contact threshold [m], >= 0.
+        terrain: generator config of the maps; num_maps: maps in the stack (one drawn per
+            episode); terrain_seed: the maps' seed (the env seed draws spawns, not maps).
+        heightmap: use this map (or stack) instead of generating.
+        task, imu, height_scan: see their classes; height_scan None: no scan.
+        obs_terms: observation terms, in order (see :data:`OBS_TERMS`); "height_scan" is added
+            when ``height_scan`` is set.
+        nan_action: ``"raise"`` (ValueError naming the env indices) or ``"zero"`` (replaced by 0
+            and reported in ``info["bad_action"]``).
+        gravity: [m/s^2], the one gravity every model reads (ground loads, skid-steer slopes,
+            IMU).
+        action_repeat: physics steps of ``dt`` per control step, each with the same action;
+            the rewards add up, and an environment that terminates stops there (its state is
+            frozen for the rest of the control step). The time limit counts control steps;
+            the IMU reads the last physics step.
+    """
+
+    vehicle: str = "husky"
+    dt: float = 0.05
+    dynamics: str = "unicycle"
+    max_speed: float = 1.0
+    max_yaw_rate: float = 1.0
+    ackermann: AckermannParams = field(default_factory=AckermannParams)
+    skid: SkidSteerParams = field(default_factory=SkidSteerParams)
+    substeps: int = 5
+    ground: str = "four_wheel"
+    d_eps: float = 0.01
+    terrain: terrain_pkg.TerrainConfig = field(default_factory=lambda: terrain_pkg.PerlinConfig(
+        size=(40.0, 40.0), resolution=(0.1, 0.1), octaves=4, frequency=0.08, amplitude=0.6))
+    num_maps: int = 4
+    terrain_seed: int = 0
+    heightmap: HeightMap | None = field(default=None, compare=False, repr=False)
+    task: TaskConfig = field(default_factory=TaskConfig)
+    imu: ImuConfig = field(default_factory=ImuConfig)
+    height_scan: HeightScanConfig | None = None
+    obs_terms: tuple[str, ...] = ("z_rel", "roll_pitch", "yaw_sincos", "body_velocity", "imu",
+                                  "goal", "prev_action")
+    nan_action: str = "raise"
+    gravity: float = GRAVITY
+    action_repeat: int = 1
+
+    def __post_init__(self):
+        preset(self.vehicle)  # raises on an unknown name
+        if self.dynamics not in DYNAMICS:
+            raise ValueError(f"dynamics must be one of {DYNAMICS}, got {self.dynamics!r}")
+        if self.ground not in GROUND_METHODS:
+            raise ValueError(f"ground must be one of {GROUND_METHODS}, got {self.ground!r}")
+        for name in ("dt", "max_speed", "max_yaw_rate", "gravity"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+                raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
+        if not (_finite(self.d_eps) and self.d_eps >= 0):
+            raise ValueError(f"d_eps must be a finite number >= 0 [m], got {self.d_eps!r}")
+        if int(self.substeps) != self.substeps or self.substeps < 1:
+            raise ValueError(f"substeps must be an int >= 1, got {self.substeps!r}")
+        if int(self.action_repeat) != self.action_repeat or self.action_repeat < 1:
+            raise ValueError(f"action_repeat must be an int >= 1, got {self.action_repeat!r}")
+        if int(self.num_maps) != self.num_maps or self.num_maps < 1:
+            raise ValueError(f"num_maps must be an int >= 1, got {self.num_maps!r}")
+        unknown = [t for t in self.obs_terms if t not in OBS_TERMS]
+        if unknown or len(set(self.obs_terms)) != len(self.obs_terms):
+            raise ValueError(f"obs_terms must be distinct names from {OBS_TERMS}, got "
+                             f"{self.obs_terms!r}")
+        if self.nan_action not in ("raise", "zero"):
+            raise ValueError(f"nan_action must be 'raise' or 'zero', got {self.nan_action!r}")
+
+    @property
+    def terms(self) -> tuple[str, ...]:
+        """The observation terms in order, ``height_scan`` last when configured."""
+        t = tuple(x for x in self.obs_terms if x != "height_scan")
+        return t + ("height_scan",) if self.height_scan is not None else t
+
 
 TASKS = ("nav", "velocity", "nav_rough")
 
 
-def rough_terrain(size=(40.0, 40.0), resolution=(0.1, 0.1)) -> terrain.TerrainConfig:
+def rough_terrain(size=(40.0, 40.0), resolution=(0.1, 0.1)) -> terrain_pkg.TerrainConfig:
     """The rough navigation terrain: hills (Perlin fBm, +-1.5 m), rocks up to 0.5 m high and
     40 holes of 0.4-1.2 m radius (a wheel over a hole ends the episode)."""
     grid = dict(size=size, resolution=resolution)
-    base = terrain.SumConfig(**grid, parts=(
-        terrain.PerlinConfig(**grid, octaves=5, frequency=0.08, amplitude=1.5),
-        terrain.RocksConfig(**grid, count=250, radius_range=(0.2, 0.7),
+    base = terrain_pkg.SumConfig(**grid, parts=(
+        terrain_pkg.PerlinConfig(**grid, octaves=5, frequency=0.08, amplitude=1.5),
+        terrain_pkg.RocksConfig(**grid, count=250, radius_range=(0.2, 0.7),
                             height_range=(0.1, 0.5))))
-    return terrain.HolesConfig(**grid, base=base, count=40, radius_range=(0.4, 1.2),
+    return terrain_pkg.HolesConfig(**grid, base=base, count=40, radius_range=(0.4, 1.2),
                                keep_center=0.0)
 
 

@@ -28,8 +28,9 @@ import torch
 import terrain
 
 from .dynamics import AckermannParams
-from .sim import GROUND_METHODS, SimConfig, Simulator
-from .tasks import REASONS
+from .config import GROUND_METHODS, SimConfig
+from .sim import Simulator
+from .tasks import EndReason
 from .vehicle import preset
 
 SEED_SUMMARY = {"duration_s": 30.0, "distance_m": 62.1547, "max_roll_deg": 25.582,
@@ -86,10 +87,11 @@ def drive(hm: terrain.HeightMap, vehicle: str = "husky", dynamics: str = "ackerm
     log = {k: [] for k in LOG_COLUMNS + ("off_map", "stable")}
 
     def record(k):
-        gc = sim.contact
+        st = sim.state
+        gc = st.contact
         bp = gc.base_position[0]
         vals = (t[k], bp[0], bp[1], bp[2], gc.yaw[0], gc.pitch[0], gc.roll[0],
-                gc.position[0, 2], *sim.accel[0], *sim.gyro[0])
+                gc.position[0, 2], *st.accel_s[0], *st.gyro_s[0])
         for name, val in zip(LOG_COLUMNS, vals):
             log[name].append(float(val))
         log["off_map"].append(bool(gc.off_map[0]))
@@ -179,7 +181,7 @@ def run(out: Path, seed: int = 0, envs: int = 256, steps: int = 200, terrain_spe
                            vehicle=vehicle)
     env.reset(seed=seed)
     g = torch.Generator().manual_seed(seed)
-    ends = {name: 0 for name in REASONS.values() if name != "none"}
+    ends = {r.label: 0 for r in EndReason if r != EndReason.NONE}
     returns = torch.zeros(envs)
     t0 = time.perf_counter()
     with torch.inference_mode():
@@ -189,7 +191,7 @@ def run(out: Path, seed: int = 0, envs: int = 256, steps: int = 200, terrain_spe
             returns += r
             done = info["_end_reason"]
             for code in info["end_reason"][done].tolist():
-                ends[REASONS[code]] += 1
+                ends[EndReason(code).label] += 1
     dt = time.perf_counter() - t0
     from PIL import Image
     Image.fromarray(env.render()[0]).save(out / "env_frame.png")

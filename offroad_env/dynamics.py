@@ -25,15 +25,14 @@ from dataclasses import dataclass, fields
 
 import torch
 
+from .constants import GRAVITY
 from .slip import (friction_ellipse, rolling_resistance, slip_angle, slip_ratio, smooth_sign,
                    soft_soil_traction)
 from .vehicle import Vehicle
 
 __all__ = ["unicycle_step", "wheel_speeds_to_body", "AckermannParams", "ackermann_step",
-           "SkidSteerParams", "SkidSteerState", "skid_steer_step", "skid_steer_substep",
-           "side_targets", "speed_controller", "GRAVITY"]
-
-GRAVITY = 9.81
+           "SkidSteerParams", "SkidSteerState", "skid_steer_step", "side_targets",
+           "speed_controller"]
 
 
 # ----------------------------------------------------------------------------- unicycle
@@ -120,7 +119,6 @@ class SkidSteerParams:
         speed_gain: proportional gain of the wheel-speed controller [N m s/rad].
         slip_eps: ``eps`` of the slip ratio and angle [m/s].
         v_eps: speed scale of the smooth sign in rolling and soil resistance [m/s].
-        gravity: [m/s^2].
         slip_limiter: cap each wheel's linear force at the force that would bring its slip
             velocity to zero within the substep (wheel inertia and the wheel's share ``m / K`` of
             the mass). The linear laws are stiff (``C_kappa R^2 / (I_w v)`` is thousands per
@@ -144,7 +142,6 @@ class SkidSteerParams:
     speed_gain: float = 2.0
     slip_eps: float = 1e-6
     v_eps: float = 0.01
-    gravity: float = GRAVITY
     slip_limiter: bool = True
 
     def __post_init__(self):
@@ -152,7 +149,7 @@ class SkidSteerParams:
             raise ValueError(f"soil must be 'hard' or 'soft', got {self.soil!r}")
         positive = ("wheel_inertia", "max_torque", "c_kappa", "c_alpha", "k_shape", "slip_eps",
                     "v_eps", "speed_gain")
-        nonneg = ("wheel_damping", "mu", "mu_peak", "soft_resistance", "c_rr", "gravity")
+        nonneg = ("wheel_damping", "mu", "mu_peak", "soft_resistance", "c_rr")
         for f in fields(self):
             v = getattr(self, f.name)
             if f.name in positive and not (isinstance(v, (int, float)) and math.isfinite(v)
@@ -215,30 +212,13 @@ def _wheel_major(v):
     return v.T if isinstance(v, torch.Tensor) and v.ndim == 2 else v
 
 
-def skid_steer_substep(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState, torque, fz,
-                       roll, pitch, dt: float, mu=None):
-    """One explicit-Euler substep; returns ``(new state, info)``.
-
-    Args:
-        torque: ``(N, K)`` motor torques [N m] (clipped to ``max_torque``).
-        fz: ``(N, K)`` normal loads [N] from ground following.
-        roll, pitch: ``(N,)`` attitude [rad] for gravity along the slope.
-        mu: optional friction override, ``(N,)`` per map or ``(N, K)`` per wheel (e.g. a
-            material layer queried at the wheels).
-
-    ``info``: ``fx, fy, kappa, alpha, rolling, torque`` ``(N, K)`` in the wheel (= body) axes
-    [N, -, rad, N, N m].
-    """
-    return skid_steer_step(vehicle, params, s, torque, fz, roll, pitch, dt, 1, mu)
-
-
 def _substep_kn(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState, omega, torque, fz,
-                roll, pitch, dt: float, mu):
-    """:func:`skid_steer_substep` on wheel-major ``(K, N)`` arrays (``omega``, ``torque``,
-    ``fz``, a per-wheel ``mu``; ``s.wheel_omega`` is ignored): the environment index innermost,
-    so compiled kernels vectorize over it (an inner axis of K = 4 they run as scalar loops).
-    Returns ``(new state (its wheel_omega unchanged), new omega (K, N), info of (K, N)
-    arrays)``."""
+                roll, pitch, dt: float, mu, gravity: float):
+    """One explicit-Euler substep of :func:`skid_steer_step` on wheel-major ``(K, N)`` arrays
+    (``omega``, ``torque``, ``fz``, a per-wheel ``mu``; ``s.wheel_omega`` is ignored): the
+    environment index innermost, so compiled kernels vectorize over it (an inner axis of K = 4
+    they run as scalar loops). Returns ``(new state (its wheel_omega unchanged), new omega
+    (K, N), info of (K, N) arrays)``."""
     dtype = s.vx.dtype
     dev = s.vx.device
     wx = torch.tensor([[p[0]] for p in vehicle.wheel_positions], dtype=dtype, device=dev)
@@ -246,11 +226,11 @@ def _substep_kn(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState, om
     cx, cy = vehicle.com[0], vehicle.com[1]
     # per-environment parameters (a VehicleBatch) are (N,) and broadcast over the wheels
     dxj, dyj = wx - cx, wy - cy  # (K, 1) or (K, N) lever arms from the CoM
-    R = vehicle.wheel_radius
-    m, g = vehicle.mass, params.gravity
+    r_w = vehicle.wheel_radius
+    m, g = vehicle.mass, gravity
     vxj = s.vx - s.yaw_rate * dyj
     vyj = s.vy + s.yaw_rate * dxj
-    kappa = slip_ratio(vxj, omega, R, params.slip_eps)
+    kappa = slip_ratio(vxj, omega, r_w, params.slip_eps)
     alpha = slip_angle(vxj, vyj, params.slip_eps)
     fz = fz.clamp_min(0.0)
     if params.soil == "hard":
@@ -262,7 +242,7 @@ def _substep_kn(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState, om
     fy_lin = -params.c_alpha * alpha
     if params.slip_limiter:
         m_share = m / omega.shape[0]
-        fx_stick = (R * omega - vxj) / (dt * (R * R / params.wheel_inertia + 1.0 / m_share))
+        fx_stick = (r_w * omega - vxj) / (dt * (r_w * r_w / params.wheel_inertia + 1.0 / m_share))
         fy_stick = -vyj * (m_share / dt)
         fx_lin = torch.where(fx_lin.abs() > fx_stick.abs(), fx_stick, fx_lin)
         fy_lin = torch.where(fy_lin.abs() > fy_stick.abs(), fy_stick, fy_lin)
@@ -272,34 +252,47 @@ def _substep_kn(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState, om
     frr = rolling_resistance(vxj, fz, params.c_rr, params.v_eps)
     T = torque.clamp(-params.max_torque, params.max_torque)
     fx_body = fx + frr
-    sp, cp = torch.sin(pitch), torch.cos(pitch)
-    sr = torch.sin(roll)
-    Fx = fx_body.sum(0) + m * g * sp          # positive pitch (nose down) pulls forward
-    Fy = fy.sum(0) - m * g * cp * sr          # positive roll (left up) pulls to the right
+    sin_p, cos_p = torch.sin(pitch), torch.cos(pitch)
+    sin_r = torch.sin(roll)
+    Fx = fx_body.sum(0) + m * g * sin_p          # positive pitch (nose down) pulls forward
+    Fy = fy.sum(0) - m * g * cos_p * sin_r          # positive roll (left up) pulls to the right
     Mz = (dxj * fy - dyj * fx_body).sum(0)
     Iz = params.yaw_inertia_for(vehicle)
-    ud = Fx / m + s.yaw_rate * s.vy
-    wd = Fy / m - s.yaw_rate * s.vx
-    rd = Mz / Iz
-    od = (T - R * fx - params.wheel_damping * omega) / params.wheel_inertia
+    # time derivatives of the body velocities, the yaw rate and the wheel spins
+    d_vx = Fx / m + s.yaw_rate * s.vy
+    d_vy = Fy / m - s.yaw_rate * s.vx
+    d_yaw_rate = Mz / Iz
+    d_omega = (T - r_w * fx - params.wheel_damping * omega) / params.wheel_inertia
     # pose of the rear-axle origin: v_o = v_com - r x c  (body frame), rotated to the world
     vox = s.vx + s.yaw_rate * cy
     voy = s.vy - s.yaw_rate * cx
     c, sn = torch.cos(s.yaw), torch.sin(s.yaw)
     new = SkidSteerState(
         x=s.x + dt * (c * vox - sn * voy), y=s.y + dt * (sn * vox + c * voy),
-        yaw=s.yaw + dt * s.yaw_rate, vx=s.vx + dt * ud, vy=s.vy + dt * wd,
-        yaw_rate=s.yaw_rate + dt * rd, wheel_omega=s.wheel_omega)
+        yaw=s.yaw + dt * s.yaw_rate, vx=s.vx + dt * d_vx, vy=s.vy + dt * d_vy,
+        yaw_rate=s.yaw_rate + dt * d_yaw_rate, wheel_omega=s.wheel_omega)
     info = {"fx": fx, "fy": fy, "kappa": kappa, "alpha": alpha, "rolling": frr, "torque": T}
-    return new, omega + dt * od, info
+    return new, omega + dt * d_omega, info
 
 
 def skid_steer_step(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState, torque, fz,
-                    roll, pitch, dt: float, substeps: int = 1, mu=None, speed_targets=None):
-    """``substeps`` substeps of ``dt / substeps``; returns ``(state, info of the last substep)``.
+                    roll, pitch, dt: float, substeps: int = 1, mu=None, speed_targets=None,
+                    gravity: float = GRAVITY):
+    """``substeps`` explicit-Euler substeps of ``dt / substeps``; returns ``(state, info of the
+    last substep)``.
 
-    Give ``torque`` ``(N, K)`` directly, or ``speed_targets`` ``(N, K)`` [rad/s] (then ``torque``
-    may be None) for the proportional wheel-speed controller, re-evaluated every substep.
+    Args:
+        torque: ``(N, K)`` motor torques [N m] (clipped to ``max_torque``), or None with
+            ``speed_targets``.
+        fz: ``(N, K)`` normal loads [N] from ground following.
+        roll, pitch: ``(N,)`` attitude [rad] for gravity along the slope.
+        mu: optional friction override, ``(N,)`` per environment or ``(N, K)`` per wheel.
+        speed_targets: ``(N, K)`` wheel-speed targets [rad/s] of the proportional controller,
+            re-evaluated every substep (instead of ``torque``).
+        gravity: [m/s^2].
+
+    ``info``: ``fx, fy, kappa, alpha, rolling, torque`` ``(N, K)`` in the wheel (= body) axes
+    [N, -, rad, N, N m].
 
     The arithmetic runs wheel-major: the returned ``wheel_omega`` and the ``(N, K)`` info arrays
     are transposed views of ``(K, N)`` storage (pass them back in as they are; a contiguous
@@ -314,6 +307,7 @@ def skid_steer_step(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState
     info = {}
     for _ in range(int(substeps)):
         tq = torque if targets is None else speed_controller(params, omega, targets)
-        s, omega, info = _substep_kn(vehicle, params, s, omega, tq, fz, roll, pitch, h, mu)
+        s, omega, info = _substep_kn(vehicle, params, s, omega, tq, fz, roll, pitch, h, mu,
+                                     gravity)
     s = SkidSteerState(s.x, s.y, s.yaw, s.vx, s.vy, s.yaw_rate, omega.T)
     return s, {k: v.T for k, v in info.items()}

@@ -17,16 +17,18 @@ import gymnasium as gym
 from gymnasium import spaces
 
 from . import rng as rngmod
-from .config import make_config
+from .bookkeeping import SimulatorSeams, time_limit
+from .config import SimConfig, make_config
 from .render import Renderer
-from .sim import SimConfig, Simulator
-from .tasks import REASONS
+from .sim import Simulator
+from .tasks import EndReason
 
 __all__ = ["OffroadEnv"]
 
 
-class OffroadEnv(gym.Env):
-    """One off-road vehicle. Args as :class:`OffroadVectorEnv` without ``num_envs``."""
+class OffroadEnv(SimulatorSeams, gym.Env):
+    """One off-road vehicle. Args as :class:`OffroadVectorEnv` without ``num_envs``; the public
+    seams (:class:`~offroad_env.bookkeeping.SimulatorSeams`) work on N = 1 tensors."""
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 20}
 
@@ -46,7 +48,7 @@ class OffroadEnv(gym.Env):
         self._renderer = Renderer(self.sim) if render_mode else None
         self._all = torch.ones(1, dtype=torch.bool)
         self._no_bad = torch.zeros(1, dtype=torch.bool)
-        self._reward_keys = [f"reward/{name}" for name, _ in self.sim.cfg.task.weights.items()]
+        self._reward_keys = [f"reward/{name}" for name in self.reward_terms]
 
     @property
     def config(self) -> SimConfig:
@@ -80,19 +82,18 @@ class OffroadEnv(gym.Env):
         else:  # the simulator raises, or zeroes and flags it (nan_action="zero")
             obs, reward, terminated, info = self.sim.step(torch.from_numpy(a.reshape(1, -1)))
         keys = self._reward_keys
+        truncated, reason = time_limit(self.sim.state.steps, terminated, info["end_reason"],
+                                       self.max_episode_steps)
         # two host transfers for all the scalars ((1,) tensors each; cat promotes the flags)
-        head = torch.cat((terminated, self.sim.steps, info["end_reason"],
-                          info["bad_action"])).tolist()
+        head = torch.cat((terminated, truncated, reason, info["bad_action"])).tolist()
         vals = torch.cat([reward] + [info[k] for k in keys]).tolist()
-        term = bool(head[0])
-        truncated = self.max_episode_steps is not None and head[1] >= self.max_episode_steps
-        reason = 5 if (truncated and not term) else head[2]
+        term, truncated = bool(head[0]), bool(head[1])
         out = dict(zip(keys, vals[1:]))
-        out["end_reason"] = REASONS[reason]
+        out["end_reason"] = EndReason(head[2]).label
         out["bad_action"] = bool(head[3])
         if self._renderer is not None:
             self._renderer.record(0)
-        return obs.numpy()[0].copy(), vals[0], term, bool(truncated), out
+        return obs.numpy()[0].copy(), vals[0], term, truncated, out
 
     def render(self):
         if self.render_mode is None:

@@ -25,6 +25,10 @@ class Renderer:
         self.path: list[tuple[float, float]] = []
         self.path_length = path_length
 
+    def invalidate(self) -> None:
+        """Forget the cached map images (the maps changed)."""
+        self._bg.clear()
+
     def _background(self, m: int) -> np.ndarray:
         if m not in self._bg:
             self._bg[m] = preview_image(self.sim.maps[m] if len(self.sim.maps) > 1
@@ -32,8 +36,8 @@ class Renderer:
         return self._bg[m]
 
     def record(self, env: int = 0):
-        x = float(self.sim.x[env])
-        y = float(self.sim.y[env])
+        x = float(self.sim.state.x[env])
+        y = float(self.sim.state.y[env])
         self.path.append((x, y))
         del self.path[:-self.path_length]
 
@@ -44,7 +48,7 @@ class Renderer:
         from PIL import Image, ImageDraw
 
         sim = self.sim
-        m = int(sim.map_index[env])
+        m = int(sim.state.map_index[env])
         bg = self._background(m)
         img = Image.fromarray(bg)
         h, w = bg.shape[:2]
@@ -60,26 +64,26 @@ class Renderer:
         d = ImageDraw.Draw(img)
         if len(self.path) > 1:
             d.line([px(*p) for p in self.path], fill=(255, 255, 255), width=1)
-        gx, gy = (float(v) for v in sim.goal[env])
+        gx, gy = (float(v) for v in sim.state.goal_w[env])
         gxp, gyp = px(gx, gy)
         r = max(2.0, sim.cfg.task.goal_radius / (x1 - x0) * W)
         if sim.cfg.task.kind == "nav":
             d.ellipse([gxp - r, gyp - r, gxp + r, gyp + r], outline=(255, 220, 0), width=2)
         v = sim.vehicle
-        yaw = float(sim.yaw[env])
+        yaw = float(sim.state.yaw[env])
         c, sn = math.cos(yaw), math.sin(yaw)
         xs = [p[0] for p in v.wheel_positions]
         ys = [p[1] for p in v.wheel_positions]
         r_w = v.wheel_radius
         corners = [(max(xs) + r_w, max(ys)), (max(xs) + r_w, min(ys)),
                    (min(xs) - r_w, min(ys)), (min(xs) - r_w, max(ys))]
-        bx, by = float(sim.x[env]), float(sim.y[env])
+        bx, by = float(sim.state.x[env]), float(sim.state.y[env])
         poly = [px(bx + c * a - sn * b, by + sn * a + c * b) for a, b in corners]
         d.polygon(poly, outline=(0, 0, 0), fill=(230, 60, 40))
         nose = px(bx + c * (max(xs) + r_w), by + sn * (max(xs) + r_w))
         d.line([px(bx, by), nose], fill=(0, 0, 0), width=2)
-        roll = math.degrees(float(sim.contact.roll[env]))
-        pitch = math.degrees(float(sim.contact.pitch[env]))
+        roll = math.degrees(float(sim.state.contact.roll[env]))
+        pitch = math.degrees(float(sim.state.contact.pitch[env]))
         d.rectangle([0, 0, 150, 28], fill=(0, 0, 0))
         d.text((4, 2), f"roll  {roll:6.1f} deg", fill=(255, 255, 255))
         d.text((4, 14), f"pitch {pitch:6.1f} deg", fill=(255, 255, 255))

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["rot_zyx", "rot_zyx_entries", "stack_entries", "ypr_from_matrix", "make_transform",
-           "invert_transform", "matmul3", "matvec3"]
+__all__ = ["rot_zyx", "rot_zyx_entries", "stack_entries", "make_transform", "matmul3",
+           "matvec3", "place_points"]
 
 
 def matmul3(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
@@ -49,16 +49,6 @@ def rot_zyx(yaw: torch.Tensor, pitch: torch.Tensor, roll: torch.Tensor) -> torch
     return stack_entries(rot_zyx_entries(yaw, pitch, roll))
 
 
-def ypr_from_matrix(R: torch.Tensor) -> torch.Tensor:
-    """``(..., 3)`` angles ``[yaw, pitch, roll]`` [rad] of ``(..., 3, 3)`` rotations (inverse of
-    :func:`rot_zyx` for pitch in [-pi/2, pi/2]); ``asin`` input clamped so a rounding error past
-    +-1 never gives NaN."""
-    pitch = torch.asin((-R[..., 2, 0]).clamp(-1.0, 1.0))
-    roll = torch.atan2(R[..., 2, 1], R[..., 2, 2])
-    yaw = torch.atan2(R[..., 1, 0], R[..., 0, 0])
-    return torch.stack((yaw, pitch, roll), dim=-1)
-
-
 def make_transform(R: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
     """``(..., 4, 4)`` homogeneous transform from ``(..., 3, 3)`` R and ``(..., 3)`` t."""
     top = torch.cat((R, t.unsqueeze(-1)), dim=-1)
@@ -67,7 +57,8 @@ def make_transform(R: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
     return torch.cat((top, bottom), dim=-2)
 
 
-def invert_transform(T: torch.Tensor) -> torch.Tensor:
-    """Inverse of rigid ``(..., 4, 4)`` transforms: ``[R^T, -R^T t; 0, 1]``."""
-    Rt = T[..., :3, :3].transpose(-1, -2)
-    return make_transform(Rt, -(Rt @ T[..., :3, 3:4]).squeeze(-1))
+def place_points(x, y, c, s, px, py):
+    """World ``(x, y)`` of body points ``(px, py)`` of frames at ``(x, y)`` with heading
+    ``(cos, sin) = (c, s)``: ``x + c px - s py``, ``y + s px + c py`` (a yaw rotation and a
+    shift; shapes broadcast, e.g. ``(N,)`` poses and ``(K, 1)`` points give ``(K, N)``)."""
+    return x + c * px - s * py, y + s * px + c * py

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["slip_ratio", "slip_angle", "friction_ellipse", "hard_ground_forces",
-           "soft_soil_traction", "rolling_resistance", "smooth_sign"]
+__all__ = ["slip_ratio", "slip_angle", "friction_ellipse", "soft_soil_traction",
+           "rolling_resistance", "smooth_sign"]
 
 
 def slip_ratio(vx: torch.Tensor, omega: torch.Tensor, radius, eps: float = 1e-6) -> torch.Tensor:
@@ -34,11 +34,6 @@ def friction_ellipse(fx: torch.Tensor, fy: torch.Tensor, cap: torch.Tensor):
     norm = torch.sqrt(fx * fx + fy * fy)
     scale = torch.where(norm > cap, cap / norm.clamp_min(1e-30), torch.ones_like(norm))
     return fx * scale, fy * scale
-
-
-def hard_ground_forces(kappa, alpha, fz, mu, c_kappa, c_alpha):
-    """Linear brush forces ``(C_kappa kappa, -C_alpha alpha)`` saturated on ``mu F_z``."""
-    return friction_ellipse(c_kappa * kappa, -c_alpha * alpha, mu * fz.clamp_min(0.0))
 
 
 def soft_soil_traction(kappa, fz, mu_peak, k_shape):

@@ -1,26 +1,49 @@
-"""Reward terms and termination predicates: small named functions over ``(N,)`` tensors.
+"""Reward terms, termination predicates and end reasons: small named functions over ``(N,)``
+tensors.
 
-Each reward term returns ``(N,)``; :class:`RewardWeights` combines them by explicit weights (no
-hidden scaling by the time step), and the environment reports every term in ``info``.
-Terminations return ``(N,)`` bool and are kept apart from truncation (the time limit).
+Each reward term returns ``(N,)``; :data:`REWARD_TERMS` names them (one entry per field of
+:class:`RewardWeights`, a new term goes in both), :func:`weighted_reward` combines them by
+explicit weights (no hidden scaling by the time step), and the environment reports every term in
+``info``. Terminations return ``(N,)`` bool and are kept apart from truncation (the time limit);
+:class:`EndReason` names why an episode ended.
 """
 
 from __future__ import annotations
 
+import enum
 import math
 from dataclasses import dataclass, fields
+from typing import NamedTuple
 
 import torch
 
 from .vehicle import Vehicle
 
-__all__ = ["RewardWeights", "progress_to_goal", "goal_reached", "velocity_tracking", "tilt_l2",
-           "angular_rate_l2", "action_rate_l2", "slip_l1", "energy", "tip_over",
-           "static_tip_limits", "tipped_over", "REASONS"]
+__all__ = ["RewardWeights", "StepQuantities", "REWARD_TERMS", "reward_terms", "weighted_reward",
+           "progress_to_goal", "goal_reached", "velocity_tracking", "tilt_l2", "angular_rate_l2",
+           "action_rate_l2", "slip_l1", "energy", "tip_over", "static_tip_limits",
+           "tipped_over", "EndReason", "end_reason", "REASONS"]
 
-#: episode end reasons reported in ``info["end_reason"]``
-REASONS = {0: "none", 1: "tip_over", 2: "off_map", 3: "hole", 4: "goal_reached",
-           5: "time_limit"}
+
+class EndReason(enum.IntEnum):
+    """Why an episode ended, as reported in ``info["end_reason"]`` (the vector env: these codes
+    as an int64 tensor; the single env: the :attr:`label`)."""
+
+    NONE = 0
+    TIP_OVER = 1
+    OFF_MAP = 2
+    HOLE = 3
+    GOAL_REACHED = 4
+    TIME_LIMIT = 5
+
+    @property
+    def label(self) -> str:
+        """The name as reported by the single env and in logs, e.g. ``"tip_over"``."""
+        return self.name.lower()
+
+
+#: ``{code: label}`` of every :class:`EndReason`
+REASONS = {int(r): r.label for r in EndReason}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -117,9 +140,89 @@ def static_tip_limits(vehicle: Vehicle):
     return (roll, pitch) if batched else (float(roll), float(pitch))
 
 
-def tipped_over(roll, pitch, roll_limit: float, pitch_limit: float, stable=None) -> torch.Tensor:
+def tipped_over(roll, pitch, roll_limit, pitch_limit, stable=None) -> torch.Tensor:
     """True where ``|roll|`` or ``|pitch|`` passes its limit, or static support is lost."""
     out = (roll.abs() > roll_limit) | (pitch.abs() > pitch_limit)
     if stable is not None:
         out = out | ~stable
     return out
+
+
+# ----------------------------------------------------------------------------- the step's terms
+class StepQuantities(NamedTuple):
+    """What the reward terms read after a step, for N environments.
+
+    Attributes:
+        distance, prev_distance: ``(N,)`` base_link-to-goal distance after and before the step [m].
+        reached: ``(N,)`` bool, the goal is reached (always False outside the nav task).
+        nav: the task is navigation (progress counts only there).
+        body_velocity: ``(N, 3)`` forward, left speed [m/s], yaw rate [rad/s].
+        command: ``(N, 2)`` commanded speed [m/s] and yaw rate [rad/s].
+        roll, pitch: ``(N,)`` [rad].
+        gyro_s: ``(N, 3)`` IMU angular rate, sensor frame [rad/s].
+        action, prev_action: ``(N, A)`` clipped actions of this and the previous step.
+        kappa: ``(N, K)`` wheel slip ratios (zeros for kinematic models).
+        torque, wheel_omega: ``(N, K)`` motor torques [N m] and wheel spins [rad/s], or None
+            (kinematic models: no energy).
+        tipped: ``(N,)`` bool, the vehicle tipped over.
+    """
+
+    distance: torch.Tensor
+    prev_distance: torch.Tensor
+    reached: torch.Tensor
+    nav: bool
+    body_velocity: torch.Tensor
+    command: torch.Tensor
+    roll: torch.Tensor
+    pitch: torch.Tensor
+    gyro_s: torch.Tensor
+    action: torch.Tensor
+    prev_action: torch.Tensor
+    kappa: torch.Tensor
+    torque: torch.Tensor | None
+    wheel_omega: torch.Tensor | None
+    tipped: torch.Tensor
+
+
+def _zeros(q: StepQuantities) -> torch.Tensor:
+    return torch.zeros_like(q.distance)
+
+
+#: ``{name: term(q: StepQuantities) -> (N,)}``, in the order of :class:`RewardWeights`
+REWARD_TERMS = {
+    "progress": lambda q: progress_to_goal(q.prev_distance, q.distance) if q.nav else _zeros(q),
+    "goal_reached": lambda q: goal_reached(q.reached, q.distance.dtype),
+    "tracking": lambda q: velocity_tracking(q.body_velocity[:, 0], q.body_velocity[:, 2],
+                                            q.command[:, 0], q.command[:, 1]),
+    "tilt": lambda q: tilt_l2(q.roll, q.pitch),
+    "angular_rate": lambda q: angular_rate_l2(q.gyro_s),
+    "action_rate": lambda q: action_rate_l2(q.action, q.prev_action),
+    "slip": lambda q: slip_l1(q.kappa),
+    "energy": lambda q: _zeros(q) if q.torque is None else energy(q.torque, q.wheel_omega),
+    "tip_over": lambda q: tip_over(q.tipped, q.distance.dtype),
+}
+
+
+def reward_terms(q: StepQuantities) -> dict[str, torch.Tensor]:
+    """Every reward term ``(N,)`` of a step, by name."""
+    return {name: term(q) for name, term in REWARD_TERMS.items()}
+
+
+def weighted_reward(terms: dict[str, torch.Tensor], weights: RewardWeights) -> torch.Tensor:
+    """``sum_k weight_k * term_k`` ``(N,)`` (terms of weight 0 are skipped, not multiplied)."""
+    reward = torch.zeros_like(next(iter(terms.values())))
+    for name, weight in weights.items():
+        if weight:
+            reward = reward + weight * terms[name]
+    return reward
+
+
+def end_reason(goal: torch.Tensor, hole: torch.Tensor, off_map: torch.Tensor,
+               tipped: torch.Tensor) -> torch.Tensor:
+    """``(N,)`` int64 :class:`EndReason` codes of the ``(N,)`` bool end conditions; where
+    several hold, the later argument wins (tip-over over off-map over hole over goal)."""
+    reason = torch.zeros(goal.shape, dtype=torch.int64, device=goal.device)
+    for code, cond in ((EndReason.GOAL_REACHED, goal), (EndReason.HOLE, hole),
+                       (EndReason.OFF_MAP, off_map), (EndReason.TIP_OVER, tipped)):
+        reason = torch.where(cond, torch.full_like(reason, int(code)), reason)
+    return reason

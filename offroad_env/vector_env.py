@@ -4,7 +4,8 @@
 Spec sheet
 ----------
 * Observations ``(N, D)`` float32 tensors on the env's device; the layout comes from
-  ``config.obs_terms`` (see ``env.sim.obs_layout``). Default terms (nav task):
+  ``config.obs_terms`` (see ``env.obs_layout`` and :mod:`offroad_env.observations`). Default
+  terms (nav task):
 
   ==============  ===  ==========================================  ===================
   term            dim  meaning (frame, unit)                       bounds
@@ -28,7 +29,7 @@ Spec sheet
   as ``info["reward/<term>"]``.
 * ``terminated``: tip-over (roll or pitch past the static-stability limits, or lost support with
   rigid contact), off the map, a wheel over a hole, goal reached. ``truncated``: the time limit
-  (``max_episode_steps``). ``info["end_reason"]`` codes: see :data:`~offroad_env.tasks.REASONS`.
+  (``max_episode_steps``). ``info["end_reason"]`` codes: :class:`~offroad_env.tasks.EndReason`.
 * Autoreset: ``AutoresetMode.NEXT_STEP`` (default), ``SAME_STEP`` (``info["final_obs"]``,
   ``info["final_info"]``) or ``DISABLED`` (reset finished envs with ``options={"reset_mask":
   mask}``).
@@ -45,9 +46,10 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from . import rng as rngmod
-from .config import make_config
+from .bookkeeping import SimulatorSeams, time_limit
+from .config import SimConfig, make_config
 from .render import Renderer
-from .sim import SimConfig, Simulator
+from .sim import Simulator
 
 __all__ = ["OffroadVectorEnv"]
 
@@ -60,8 +62,10 @@ def _masked(info: dict, mask: torch.Tensor) -> dict:
     return out
 
 
-class OffroadVectorEnv(VectorEnv):
-    """N off-road vehicles as one batched torch environment. See the module docstring.
+class OffroadVectorEnv(SimulatorSeams, VectorEnv):
+    """N off-road vehicles as one batched torch environment. See the module docstring; wrappers
+    and training reach the simulator through the public seams of
+    :class:`~offroad_env.bookkeeping.SimulatorSeams` (``env.unwrapped.state_view()``, ...).
 
     Args:
         num_envs: N.
@@ -182,13 +186,8 @@ class OffroadVectorEnv(VectorEnv):
                                "disabled: reset them with options={'reset_mask': mask}")
         pending = self._done if mode == AutoresetMode.NEXT_STEP else None
         obs, reward, terminated, info = self.sim.step(actions)
-        steps = self.sim.steps
-        if self.max_episode_steps is not None:
-            truncated = steps >= self.max_episode_steps
-        else:
-            truncated = torch.zeros_like(terminated)
-        reason = info["end_reason"]
-        reason = torch.where(truncated & ~terminated, torch.full_like(reason, 5), reason)
+        truncated, reason = time_limit(self.sim.state.steps, terminated, info["end_reason"],
+                                       self.max_episode_steps)
         done = terminated | truncated
         ones = torch.ones_like(done)
         out_info = _masked({k: v for k, v in info.items() if k.startswith("reward/")}, ones)

@@ -16,10 +16,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Vehicle", "VehicleBatch", "husky", "six_wheel_rover", "eight_wheel_rover", "PRESETS", "preset"]
+__all__ = ["Vehicle", "VehicleBatch", "husky", "six_wheel_rover", "eight_wheel_rover", "PRESETS",
+           "preset", "rectangle_corners"]
 
 _IDENTITY = ((1.0, 0.0, 0.0, 0.0), (0.0, 1.0, 0.0, 0.0), (0.0, 0.0, 1.0, 0.0),
              (0.0, 0.0, 0.0, 1.0))
+
+
+def rectangle_corners(wheel_base: float, track_width: float) -> tuple:
+    """The four-wheel rectangle's corners ``(x, y)`` in the rear-axle frame [m], in the seed's
+    order FL, FR, RL, RR: ``(L, T/2), (L, -T/2), (0, T/2), (0, -T/2)``."""
+    L, T = wheel_base, track_width
+    return ((L, T / 2), (L, -T / 2), (0.0, T / 2), (0.0, -T / 2))
 
 
 def _convex_hull_area(points: np.ndarray) -> float:
@@ -89,7 +97,7 @@ class Vehicle:
             raise ValueError(f"wheel_radius must be a finite number >= 0, got {r!r}")
         L, T = float(self.wheel_base), float(self.track_width)
         if self.wheel_positions is None:
-            wp = ((L, T / 2), (L, -T / 2), (0.0, T / 2), (0.0, -T / 2))
+            wp = rectangle_corners(L, T)
         else:
             wp = np.asarray(self.wheel_positions, dtype=np.float64)
             if wp.ndim != 2 or wp.shape[1] != 2:
@@ -123,15 +131,9 @@ class Vehicle:
         return len(self.wheel_positions)
 
     @property
-    def support_area(self) -> float:
-        """Area of the wheels' support polygon [m^2]."""
-        return _convex_hull_area(np.asarray(self.wheel_positions))
-
-    @property
     def is_rectangle(self) -> bool:
         """The wheels are the four rectangle corners FL, FR, RL, RR (the default layout)."""
-        L, T = self.wheel_base, self.track_width
-        return self.wheel_positions == ((L, T / 2), (L, -T / 2), (0.0, T / 2), (0.0, -T / 2))
+        return self.wheel_positions == rectangle_corners(self.wheel_base, self.track_width)
 
     @property
     def base_offset(self) -> tuple[float, float, float]:
@@ -139,16 +141,6 @@ class Vehicle:
         ``inv(rear_axle_pose)``, ``-R^T t``."""
         T = self.rear_axle_pose
         return tuple(-sum(T[r][c] * T[r][3] for r in range(3)) for c in range(3))
-
-    def wheel_array(self) -> np.ndarray:
-        """``(K, 3)`` hub centres in the rear-axle frame [m] (z = 0)."""
-        wp = np.asarray(self.wheel_positions, dtype=np.float64)
-        return np.concatenate([wp, np.zeros((len(wp), 1))], axis=1)
-
-    def rectangle(self) -> np.ndarray:
-        """``(4, 3)`` the four-wheel method's wheel hubs FL, FR, RL, RR in the rear-axle frame."""
-        L, T = self.wheel_base, self.track_width
-        return np.array([[L, T / 2, 0.0], [L, -T / 2, 0.0], [0.0, T / 2, 0.0], [0.0, -T / 2, 0.0]])
 
 
 def husky() -> Vehicle:
@@ -163,7 +155,7 @@ def husky() -> Vehicle:
     rear = np.array([-0.256, 0.0, 0.0328])  # rear-axle origin in base_link
     m_body, m_wheel = 46.034, 2.637
     body_com = np.array([0.0, 0.0, 0.062]) - rear  # in the rear-axle frame
-    hubs = np.array([[L, T / 2, 0], [L, -T / 2, 0], [0, T / 2, 0], [0, -T / 2, 0]])
+    hubs = np.array([(x, y, 0.0) for x, y in rectangle_corners(L, T)])
     m = m_body + 4 * m_wheel
     com = (m_body * body_com + m_wheel * hubs.sum(0)) / m
     ixx = 0.6022 + m_body * (body_com[1] - com[1]) ** 2 + m_body * (body_com[2] - com[2]) ** 2

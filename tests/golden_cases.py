@@ -20,7 +20,7 @@ import torch
 
 import offroad_env  # noqa: F401  (registers the ids)
 import terrain
-from offroad_env.sim import ImuConfig, TaskConfig
+from offroad_env.config import ImuConfig, TaskConfig
 
 STEPS = 300
 N_ENVS = 3

@@ -32,7 +32,7 @@ import numpy as np
 import torch
 
 import offroad_env  # noqa: F401  (registers the ids)
-from offroad_env.tasks import REASONS
+from offroad_env.tasks import EndReason
 
 from .ppo import CheckpointError, check_env_id, load_checkpoint
 
@@ -53,15 +53,16 @@ def random_policy(seed: int):
 def heuristic_policy(env, gain: float = 2.0):
     """Drive at the goal: turn rate ``gain * bearing`` (clipped), full speed when the goal is
     within 45 degrees of the heading, slow otherwise. Needs the ``goal`` observation term."""
-    sim = env.unwrapped.sim
-    layout = {name: (a, b) for name, a, b in sim.obs_layout}
+    base = env.unwrapped
+    layout = {name: (a, b) for name, a, b in base.obs_layout}
     if "goal" not in layout:
         raise ValueError("the heuristic needs a nav task (the 'goal' observation term)")
-    if sim.cfg.dynamics not in ("unicycle", "skid_steer"):
+    dynamics = base.config.dynamics
+    if dynamics not in ("unicycle", "skid_steer"):
         raise ValueError(f"the heuristic drives unicycle or skid-steer vehicles, not "
-                         f"{sim.cfg.dynamics!r}")
+                         f"{dynamics!r}")
     g0 = layout["goal"][0]
-    skid = sim.cfg.dynamics == "skid_steer"
+    skid = dynamics == "skid_steer"
 
     def act(obs):
         bearing = torch.atan2(obs[:, g0 + 1], obs[:, g0])
@@ -94,8 +95,8 @@ def evaluate(policy, env_id: str, episodes: int = 256, seed: int = 10_000,
         policy = random_policy(seed)
     elif policy == "heuristic":
         policy = heuristic_policy(env)
-    sim = env.unwrapped.sim
-    limit = env.unwrapped.max_episode_steps or 10_000
+    base = env.unwrapped
+    limit = base.max_episode_steps or 10_000
     obs, _ = env.reset(seed=seed)
     M = episodes
     active = torch.ones(M, dtype=torch.bool)
@@ -108,8 +109,8 @@ def evaluate(policy, env_id: str, episodes: int = 256, seed: int = 10_000,
     with torch.inference_mode():
         for _ in range(limit):
             obs, r, term, trunc, info = env.step(policy(obs))
-            gc = sim.contact
-            ar, ap = gc.roll.abs().double(), gc.pitch.abs().double()
+            view = base.state_view()
+            ar, ap = view.roll.abs().double(), view.pitch.abs().double()
             ret += torch.where(active, r.double(), torch.zeros_like(ret))
             length += active.to(torch.int64)
             roll_sum += torch.where(active, ar, torch.zeros_like(ar))
@@ -123,23 +124,25 @@ def evaluate(policy, env_id: str, episodes: int = 256, seed: int = 10_000,
             active &= ~done
             if not bool(active.any()):
                 break
-    dt = sim.cfg.dt
+    dt = base.config.dt
     env.close()
-    reason = torch.where(active, torch.full_like(reason, 5), reason)  # ran out of steps
-    success = reason == 4
+    # ran out of steps
+    reason = torch.where(active, torch.full_like(reason, int(EndReason.TIME_LIMIT)), reason)
+    success = reason == EndReason.GOAL_REACHED
     n = float(M)
     res = {
         "env_id": env_id, "episodes": M, "seed": seed, "terrain_seed": terrain_seed,
         "success_rate": float(success.sum()) / n,
-        "tip_over_rate": float((reason == 1).sum()) / n,
-        "end_reasons": {REASONS[c]: int((reason == c).sum()) for c in REASONS if c},
+        "tip_over_rate": float((reason == EndReason.TIP_OVER).sum()) / n,
+        "end_reasons": {r.label: int((reason == r).sum()) for r in EndReason
+                        if r != EndReason.NONE},
         "time_to_goal_s": float(length[success].double().mean() * dt) if success.any() else None,
         "return_mean": float(ret.mean()),
         "mean_abs_roll_deg": float(torch.rad2deg(roll_sum / length.clamp_min(1)).mean()),
         "max_abs_roll_deg": float(torch.rad2deg(roll_max).max()),
         "mean_abs_pitch_deg": float(torch.rad2deg(pitch_sum / length.clamp_min(1)).mean()),
         "max_abs_pitch_deg": float(torch.rad2deg(pitch_max).max()),
-        "per_episode": {"end_reason": [REASONS[c] for c in reason.tolist()],
+        "per_episode": {"end_reason": [EndReason(c).label for c in reason.tolist()],
                         "length": length.tolist(), "return": ret.tolist(),
                         "max_abs_roll_deg": torch.rad2deg(roll_max).tolist(),
                         "max_abs_pitch_deg": torch.rad2deg(pitch_max).tolist()},
@@ -160,7 +163,7 @@ def _plots(results: dict, out: Path) -> list[str]:
 
     plt = pyplot()
     names = list(results)
-    reasons = [r for r in REASONS.values() if r != "none"]
+    reasons = [r.label for r in EndReason if r != EndReason.NONE]
     fig, ax = plt.subplots(figsize=(8, 4))
     bottom = np.zeros(len(names))
     for r in reasons:

@@ -35,13 +35,13 @@ import torch
 from torch import nn
 
 import offroad_env  # noqa: F401  (registers the ids)
-from offroad_env.tasks import REASONS
+from offroad_env.tasks import EndReason
 
 __all__ = ["PPOConfig", "Agent", "check_env_id", "make_vec_env", "train", "load_checkpoint", "save_checkpoint",
            "CheckpointError", "compute_gae", "bootstrap_truncated", "plot_learning_curve", "main"]
 
 CHECKPOINT_FORMAT = "offroad-env-ppo-1"
-SUCCESS, TIP_OVER = 4, 1  # end-reason codes (offroad_env.tasks.REASONS)
+SUCCESS, TIP_OVER = int(EndReason.GOAL_REACHED), int(EndReason.TIP_OVER)
 
 
 class CheckpointError(ValueError):
@@ -222,7 +222,7 @@ def make_vec_env(env_id: str, num_envs: int, device="cpu", max_episode_steps=Non
 
 def obs_layout(env) -> list[list]:
     """``[[term, start, stop], ...]`` of an offroad env (vector or single, wrapped or not)."""
-    return [list(t) for t in env.unwrapped.sim.obs_layout]
+    return [list(t) for t in env.unwrapped.obs_layout]
 
 
 def save_checkpoint(path: Path, agent: Agent, optimizer, cfg: PPOConfig, layout, iteration: int,
@@ -401,7 +401,7 @@ def train(cfg: PPOConfig, resume: str | None = None, force: bool = False,
     logp_buf, rew_buf, val_buf, done_buf = (torch.zeros(T, N, **f32) for _ in range(4))
     ep_return = torch.zeros(N, **f32)
     ep_length = torch.zeros(N, dtype=torch.int64, device=device)
-    term_names = [n for n, _ in env.unwrapped.sim.cfg.task.weights.items()]
+    term_names = list(env.unwrapped.reward_terms)
 
     # a resumed run continues the env's random streams from a new seed, not the first one
     obs, _ = env.reset(seed=cfg.seed + start_iteration * N)
@@ -417,7 +417,7 @@ def train(cfg: PPOConfig, resume: str | None = None, force: bool = False,
         n_done = torch.zeros((), dtype=torch.int64, device=device)
         ret_sum = torch.zeros((), **f32)
         len_sum = torch.zeros((), dtype=torch.int64, device=device)
-        reason_count = torch.zeros(len(REASONS), dtype=torch.int64, device=device)
+        reason_count = torch.zeros(len(EndReason), dtype=torch.int64, device=device)
         term_sums = torch.zeros(len(term_names), **f32)
         t_roll = time.perf_counter()
         for t in range(T):
@@ -438,7 +438,7 @@ def train(cfg: PPOConfig, resume: str | None = None, force: bool = False,
             n_done += done.sum()
             ret_sum += torch.where(done, ep_return, torch.zeros_like(ep_return)).sum()
             len_sum += torch.where(done, ep_length, torch.zeros_like(ep_length)).sum()
-            reason_count += (torch.nn.functional.one_hot(info["end_reason"], len(REASONS))
+            reason_count += (torch.nn.functional.one_hot(info["end_reason"], len(EndReason))
                              * done.unsqueeze(1)).sum(0)
             ep_return = torch.where(done, torch.zeros_like(ep_return), ep_return)
             ep_length = torch.where(done, torch.zeros_like(ep_length), ep_length)
@@ -509,9 +509,9 @@ def train(cfg: PPOConfig, resume: str | None = None, force: bool = False,
             "success_rate": counts[SUCCESS] / n_ep if n_ep else math.nan,
             "tip_over_rate": counts[TIP_OVER] / n_ep if n_ep else math.nan,
         }
-        for code, name in REASONS.items():
-            if code not in (0, SUCCESS, TIP_OVER):
-                row[f"{name}_rate"] = counts[code] / n_ep if n_ep else math.nan
+        for r in EndReason:
+            if r not in (EndReason.NONE, EndReason.GOAL_REACHED, EndReason.TIP_OVER):
+                row[f"{r.label}_rate"] = counts[r] / n_ep if n_ep else math.nan
         for n, v in zip(term_names, (term_sums / T).tolist()):
             row[f"reward/{n}"] = v
         row.update({k: v / max(n_updates, 1) for k, v in stats.items()})

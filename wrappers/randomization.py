@@ -5,7 +5,8 @@ environment's own per-env random stream (a salted copy of it, so the spawns and 
 of the unwrapped env). Hence: the same seed gives the same draws, and sub-env i of a vector env
 draws what a single env reset with seed ``s + i`` draws.
 
-The draws go into the batched simulator (:meth:`offroad_env.sim.Simulator.set_params`), where
+The draws go into the batched simulator through the env's public seams (``set_params``,
+``set_terrain``, ``add_reset_hook``, ``draw_uniform``), where
 ground following (wheel heights, loads), the static tip-over limits, skid-steer dynamics and the
 IMU use them; nothing is faked at the observation level.
 """
@@ -20,7 +21,7 @@ import numpy as np
 import torch
 
 import terrain as terrain_pkg
-from offroad_env import rng as rngmod
+from offroad_env.bookkeeping import SimulatorSeams
 
 __all__ = ["RandomizationConfig", "DomainRandomization", "DomainRandomizationEnv"]
 
@@ -83,16 +84,18 @@ class RandomizationConfig:
 
 
 class _Randomizer:
-    """The reset hook: draws and sets the parameters of the masked sub-environments."""
+    """The reset hook: draws and sets the parameters of the masked sub-environments of ``env``
+    (an unwrapped offroad env)."""
 
-    def __init__(self, sim, cfg: RandomizationConfig):
-        self.sim, self.cfg = sim, cfg
+    def __init__(self, env, cfg: RandomizationConfig):
+        self.env, self.cfg = env, cfg
         if cfg.terrains is not None:
             self._set_maps()
-        sim.reset_hooks.append(self)
+        env.add_reset_hook(self)
 
     def _set_maps(self):
-        sim, cfg = self.sim, self.cfg
+        env, cfg = self.env, self.cfg
+        current = env.terrain
         gen = np.random.default_rng(cfg.terrain_seed)
         maps = []
         for t in cfg.terrains:
@@ -101,19 +104,19 @@ class _Randomizer:
             else:
                 maps += [terrain_pkg.make_heightmap(t, gen) for _ in range(cfg.maps_per_terrain)]
         for m in maps:
-            if m.size != sim.maps.size or m.bounds != sim.maps.bounds:
+            if m.size != current.size or m.bounds != current.bounds:
                 raise ValueError(f"randomized terrain {m!r} must cover the env's map: size "
-                                 f"{sim.maps.size}, bounds {sim.maps.bounds}")
+                                 f"{current.size}, bounds {current.bounds}")
         try:
             stack = terrain_pkg.HeightMap.stack(maps)
         except ValueError as exc:
             raise ValueError(f"randomized terrains must share one grid: {exc}") from None
-        sim.maps = stack.to(device=sim.device, dtype=sim.dtype)
+        env.set_terrain(stack)
 
     def __call__(self, mask: torch.Tensor) -> None:
-        sim, cfg = self.sim, self.cfg
-        u = rngmod.uniform(sim.keys ^ _SALT, sim.counters, 8, sim.dtype)
-        veh = sim.vehicle
+        env, cfg = self.env, self.cfg
+        u = env.draw_uniform(8, _SALT)
+        veh = env.vehicle
 
         def draw(r, col):
             return r[0] + u[:, col] * (r[1] - r[0])
@@ -121,7 +124,7 @@ class _Randomizer:
         if cfg.mass_scale is not None:
             values["mass"] = veh.mass * draw(cfg.mass_scale, 0)
         if cfg.com_shift is not None:
-            base = torch.tensor(veh.com, dtype=sim.dtype, device=sim.device)
+            base = torch.tensor(veh.com, dtype=u.dtype, device=u.device)
             values["com"] = base + torch.stack([draw(r, 1 + i)
                                                 for i, r in enumerate(cfg.com_shift)], 1)
         if cfg.wheel_radius_scale is not None:
@@ -132,18 +135,14 @@ class _Randomizer:
             values["accel_noise"] = draw(cfg.accel_noise, 6)
         if cfg.gyro_noise is not None:
             values["gyro_noise"] = draw(cfg.gyro_noise, 7)
-        sim.set_params(mask, **values)
+        env.set_params(mask, **values)
 
 
 def _install(env, config):
     base = env.unwrapped
-    if not hasattr(base, "sim"):
+    if not isinstance(base, SimulatorSeams):
         raise TypeError(f"domain randomization needs an offroad env, got {type(base).__name__}")
-    r = _Randomizer(base.sim, config)
-    renderer = getattr(base, "_renderer", None)
-    if renderer is not None:
-        renderer._bg.clear()  # the maps may have changed
-    return r
+    return _Randomizer(base, config)
 
 
 class DomainRandomization(gym.vector.VectorWrapper):
@@ -160,7 +159,7 @@ class DomainRandomization(gym.vector.VectorWrapper):
 
     @property
     def params(self) -> dict:
-        return self.env.unwrapped.sim.params
+        return self.env.unwrapped.params
 
 
 class DomainRandomizationEnv(gym.Wrapper):
@@ -174,4 +173,5 @@ class DomainRandomizationEnv(gym.Wrapper):
 
     @property
     def params(self) -> dict:
-        return {k: v[0] for k, v in self.env.unwrapped.sim.params.items()}
+        params = self.env.unwrapped.params
+        return None if params is None else {k: v[0] for k, v in params.items()}

@@ -15,7 +15,8 @@ import numpy as np
 import torch
 from gymnasium.vector import AutoresetMode
 
-from offroad_env.tasks import REASONS
+from offroad_env.bookkeeping import SimulatorSeams
+from offroad_env.tasks import EndReason
 
 from .sensors import autoreset_mode
 
@@ -47,9 +48,9 @@ class TrajectoryRecorder(gym.vector.VectorWrapper):
         if fmt not in ("npz", "csv"):
             raise ValueError(f"fmt must be 'npz' or 'csv', got {fmt!r}")
         base = env.unwrapped
-        if not hasattr(base, "sim"):
+        if not isinstance(base, SimulatorSeams):
             raise TypeError(f"TrajectoryRecorder needs an offroad env, got {type(base).__name__}")
-        self.sim = base.sim
+        self._base = base
         n = self.num_envs
         self.envs = list(range(n)) if envs is None else [int(i) for i in envs]
         if not self.envs or any(not 0 <= i < n for i in self.envs):
@@ -61,26 +62,28 @@ class TrajectoryRecorder(gym.vector.VectorWrapper):
             raise ValueError(f"max_episodes must be None or an int >= 0, got {max_episodes!r}")
         self.max_episodes = max_episodes
         self.written: list[Path] = []
-        self._sel = torch.tensor(self.envs, device=self.sim.device)
+        self._sel = torch.tensor(self.envs, device=base.device)
         self._rows: dict[int, list] = {i: [] for i in self.envs}
         self._episode = {i: 0 for i in self.envs}
         self._final = None
-        self._pending = torch.zeros(n, dtype=torch.bool, device=self.sim.device)
-        self.sim.reset_hooks.append(self._before_reset)
-        self._terms = [name for name, _ in self.sim.cfg.task.weights.items()]
+        self._pending = torch.zeros(n, dtype=torch.bool, device=base.device)
+        self._started = False
+        base.add_reset_hook(self._before_reset)
+        self._terms = list(base.reward_terms)
 
     def _state(self) -> torch.Tensor:
         """``(N, 12)`` pose and IMU of the current state."""
-        gc = self.sim.contact
-        return torch.cat((gc.base_position, gc.ypr, self.sim.accel, self.sim.gyro), 1)
+        v = self._base.state_view()
+        return torch.cat((v.base_position_w, v.ypr, v.accel_s, v.gyro_s), 1)
 
     def _before_reset(self, mask):
         # the simulator is about to reset these rows: keep their final state
-        if self.sim.contact is not None:
+        if self._started:
             self._final = (mask.clone(), self._state())
 
     def reset(self, *, seed=None, options=None):
         out = self.env.reset(seed=seed, options=options)
+        self._started = True
         m = (options or {}).get("reset_mask")
         rows = self.envs if m is None else [i for i in self.envs if bool(m[i])]
         for i in rows:
@@ -90,7 +93,7 @@ class TrajectoryRecorder(gym.vector.VectorWrapper):
         return out
 
     def step(self, actions):
-        a = torch.as_tensor(actions, device=self.sim.device)
+        a = torch.as_tensor(actions, device=self._base.device)
         self._final = None
         obs, rew, term, trunc, info = self.env.step(actions)
         state = self._state()
@@ -130,7 +133,7 @@ class TrajectoryRecorder(gym.vector.VectorWrapper):
         cols.update({name: rows[:, c] for c, name in enumerate(names)})
         path = self.folder / f"env{i:05d}_ep{k:05d}.{self.fmt}"
         if self.fmt == "npz":
-            np.savez(path, end_reason=np.array(REASONS[reason]), **cols)
+            np.savez(path, end_reason=np.array(EndReason(reason).label), **cols)
         else:
             with open(path, "w", newline="") as f:
                 w = csv.writer(f)

@@ -24,7 +24,7 @@ except ImportError as exc:  # pragma: no cover - the sb3 extra is missing
     raise ImportError("wrappers.sb3 needs stable-baselines3: pip install "
                       "'offroad-env[sb3]'") from exc
 
-from offroad_env.tasks import REASONS
+from offroad_env.tasks import EndReason
 
 __all__ = ["SB3VecEnv"]
 
@@ -82,7 +82,7 @@ class SB3VecEnv(VecEnv):
             for i in np.flatnonzero(done):
                 infos[i]["terminal_observation"] = final[i].copy()
                 infos[i]["TimeLimit.truncated"] = bool(time_limit[i])
-                infos[i]["end_reason"] = REASONS[int(reason[i])]
+                infos[i]["end_reason"] = EndReason(int(reason[i])).label
         return obs_np, rew.cpu().numpy().astype(np.float32), done, infos
 
     def close(self) -> None:

@@ -120,7 +120,7 @@ class ActionDelay(gym.vector.VectorWrapper):
             return self.env.step(actions)
         a = torch.as_tensor(actions, dtype=self._queue.dtype, device=self._queue.device)
         if not torch.isfinite(a).all():  # fail now, not ``delay`` steps later
-            self.env.unwrapped.sim.check_action(a)
+            self.env.unwrapped.check_action(a)
         execute = self._queue[0]
         self._queue = torch.cat((self._queue[1:], a.unsqueeze(0)), 0)
         obs, rew, term, trunc, info = self.env.step(execute)

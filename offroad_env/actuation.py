@@ -1,0 +1,91 @@
+"""Actuation: from the normalised action ``(N, 2)`` in [-1, 1] to the planar motion of each
+dynamics model, and each model's body velocity. A new dynamics model adds its physics to
+:mod:`offroad_env.dynamics` and one entry here (:data:`ACTUATORS`).
+
+* ``unicycle``: ``(v, omega)`` scaled by ``max_speed`` [m/s] and ``max_yaw_rate`` [rad/s].
+* ``ackermann``: ``(v, steering rate)``, the rate scaled by ``ackermann.max_steer_rate``.
+* ``skid_steer``: ``(left, right)`` wheel-speed targets scaled by ``max_speed / wheel_radius``,
+  driven through the slip model with the normal loads of the last ground placement.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+
+from .dynamics import (SkidSteerState, ackermann_step, side_targets, skid_steer_step,
+                       unicycle_step)
+
+__all__ = ["Drive", "ACTUATORS", "DYNAMICS", "body_velocity"]
+
+
+class Drive(NamedTuple):
+    """What a model's step reports for the reward: ``kappa`` ``(N, K)`` wheel slip ratios
+    (zeros for kinematic models), ``torque`` and ``wheel_omega`` ``(N, K)`` [N m, rad/s] (None
+    for kinematic models)."""
+
+    kappa: torch.Tensor
+    torque: torch.Tensor | None
+    wheel_omega: torch.Tensor | None
+
+
+def _no_slip(state) -> Drive:
+    return Drive(torch.zeros(state.wheel_omega.shape, dtype=state.x.dtype,
+                             device=state.x.device), None, None)
+
+
+def unicycle(cfg, nominal, vehicle, params, state, a) -> Drive:
+    """The unicycle seed's odometry (forward Euler)."""
+    state.v, state.w = a[:, 0] * cfg.max_speed, a[:, 1] * cfg.max_yaw_rate
+    state.x, state.y, state.yaw = unicycle_step(state.x, state.y, state.yaw, state.v, state.w,
+                                                cfg.dt)
+    return _no_slip(state)
+
+
+def ackermann(cfg, nominal, vehicle, params, state, a) -> Drive:
+    """Kinematic bicycle with steering angle and rate limits; ``w`` is the yaw rate at the
+    step's start steering angle."""
+    v = a[:, 0] * cfg.max_speed
+    state.v = v
+    state.w = v * torch.tan(state.steer) / cfg.ackermann.wheel_base
+    state.x, state.y, state.yaw, state.steer = ackermann_step(
+        cfg.ackermann, state.x, state.y, state.yaw, state.steer, v,
+        a[:, 1] * cfg.ackermann.max_steer_rate, cfg.dt)
+    return _no_slip(state)
+
+
+def skid_steer(cfg, nominal, vehicle, params, state, a) -> Drive:
+    """Skid-steer with wheel slip (``cfg.substeps`` substeps); the targets scale with the
+    ``nominal`` vehicle's wheel radius, the physics uses ``vehicle`` (which may carry
+    per-environment mass properties) and ``params``' per-environment friction."""
+    targets = side_targets(nominal, a[:, 0], a[:, 1]) * (
+        cfg.max_speed / max(nominal.wheel_radius, 1e-3))
+    gc = state.contact
+    s0 = SkidSteerState(state.x, state.y, state.yaw, state.vx_b, state.vy_b, state.yaw_rate,
+                        state.wheel_omega)
+    s, info = skid_steer_step(
+        vehicle, cfg.skid, s0, None, gc.normal_force, gc.roll, gc.pitch, cfg.dt,
+        substeps=cfg.substeps, speed_targets=targets,
+        mu=None if params is None else params["friction"], gravity=cfg.gravity)
+    state.x, state.y, state.yaw = s.x, s.y, s.yaw
+    state.vx_b, state.vy_b, state.yaw_rate, state.wheel_omega = s.vx, s.vy, s.yaw_rate, \
+        s.wheel_omega
+    return Drive(info["kappa"], info["torque"], s.wheel_omega)
+
+
+#: ``{dynamics name: step(cfg, nominal, vehicle, params, state, action) -> Drive}``: ``cfg`` the
+#: SimConfig, ``nominal`` the preset :class:`~offroad_env.vehicle.Vehicle`, ``vehicle`` it or its
+#: per-environment :class:`~offroad_env.vehicle.VehicleBatch`, ``params`` the per-environment
+#: parameters (or None), ``action`` ``(N, 2)`` clipped. A step updates the planar pose and its
+#: model's fields of the :class:`~offroad_env.state.SimState` in place.
+ACTUATORS = {"unicycle": unicycle, "ackermann": ackermann, "skid_steer": skid_steer}
+DYNAMICS = tuple(ACTUATORS)
+
+
+def body_velocity(state, dynamics: str) -> torch.Tensor:
+    """``(N, 3)`` forward and left speed [m/s] and yaw rate [rad/s] (the centre of mass's for
+    skid-steer; the commanded rates of the kinematic models)."""
+    if dynamics == "skid_steer":
+        return torch.stack((state.vx_b, state.vy_b, state.yaw_rate), 1)
+    return torch.stack((state.v, torch.zeros_like(state.v), state.w), 1)

@@ -1,0 +1,57 @@
+"""Per-environment physical parameters (domain randomization): the vehicle's mass, centre of
+mass and wheel radius, the ground friction and the IMU noise levels, each ``(N,)`` (``com``
+``(N, 3)``), checked where they enter."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .vehicle import Vehicle
+
+__all__ = ["PARAMS", "nominal_params", "update_params"]
+
+#: the names :func:`update_params` accepts
+PARAMS = ("mass", "com", "wheel_radius", "friction", "accel_noise", "gyro_noise")
+
+
+def nominal_params(vehicle: Vehicle, cfg, n: int, dtype, device) -> dict[str, torch.Tensor]:
+    """Every parameter at its nominal value: the vehicle's, and ``cfg``'s (a
+    :class:`~offroad_env.config.SimConfig`) friction and IMU noise."""
+    def full(x):
+        return torch.full((n,), float(x), dtype=dtype, device=device)
+    soil_mu = cfg.skid.mu if cfg.skid.soil == "hard" else cfg.skid.mu_peak
+    return {"mass": full(vehicle.mass), "wheel_radius": full(vehicle.wheel_radius),
+            "com": torch.tensor(vehicle.com, dtype=dtype, device=device).expand(n, 3).clone(),
+            "friction": full(soil_mu), "accel_noise": full(cfg.imu.accel_noise),
+            "gyro_noise": full(cfg.imu.gyro_noise)}
+
+
+def update_params(params: dict, mask: torch.Tensor, values: dict) -> dict[str, torch.Tensor]:
+    """``params`` with the masked rows of the given ``values`` (tensors over all N rows; None
+    skips a name). Raises ValueError on an unknown name, a wrong shape, or a masked value that is
+    not finite, negative, or (mass) not positive."""
+    unknown = sorted(set(values) - set(PARAMS))
+    if unknown:
+        raise ValueError(f"unknown parameter(s) {unknown}; known: {PARAMS}")
+    ref = params["mass"]
+    n = ref.shape[0]
+    mask = torch.as_tensor(mask, device=ref.device)
+    out = dict(params)
+    for name, val in values.items():
+        if val is None:
+            continue
+        val = torch.as_tensor(val, dtype=ref.dtype, device=ref.device)
+        shape = (n, 3) if name == "com" else (n,)
+        if val.shape != shape:
+            raise ValueError(f"{name} must have shape {shape}, got {tuple(val.shape)}")
+        sel = val[mask]
+        low = 0.0 if name != "com" else -math.inf
+        if not bool(torch.isfinite(sel).all()) or bool((sel < low).any()) or (
+                name == "mass" and bool((sel <= 0).any())):
+            raise ValueError(f"{name} must be finite and {'> 0' if name == 'mass' else '>= 0'}"
+                             f" in every environment, got {sel.tolist()[:8]}")
+        m = mask.view(-1, 1) if name == "com" else mask
+        out[name] = torch.where(m, val, out[name])
+    return out

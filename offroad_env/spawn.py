@@ -1,0 +1,99 @@
+"""Where episodes start: the spawn pose, goal, command and map of each new episode, drawn from
+the environment's own random stream, with spawns and goals over holes drawn again."""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, NamedTuple
+
+import torch
+
+from terrain import HeightMap
+
+from .rotations import place_points
+from .vehicle import Vehicle
+
+__all__ = ["Spawn", "SPAWN_DRAWS", "draw_spawn", "in_hole", "spawn_with_redraws"]
+
+#: uniforms drawn per environment for one spawn
+SPAWN_DRAWS = 8
+#: redraw rounds for spawns or goals over holes
+MAX_REDRAWS = 16
+
+
+class Spawn(NamedTuple):
+    """The start of an episode, ``(N,)`` each: rear-axle pose ``x, y, yaw`` (world) [m, m,
+    rad], goal ``goal_x, goal_y`` (world) [m], command ``cmd_speed`` [m/s], ``cmd_yaw_rate``
+    [rad/s], and ``map_index`` (int64)."""
+
+    x: torch.Tensor
+    y: torch.Tensor
+    yaw: torch.Tensor
+    goal_x: torch.Tensor
+    goal_y: torch.Tensor
+    cmd_speed: torch.Tensor
+    cmd_yaw_rate: torch.Tensor
+    map_index: torch.Tensor
+
+
+def draw_spawn(u: torch.Tensor, maps: HeightMap, task, start_pose: torch.Tensor | None
+               ) -> Spawn:
+    """A spawn from ``u`` ``(N, SPAWN_DRAWS)`` uniforms: a pose uniform over the map less the
+    ``task.spawn_margin`` (a :class:`~offroad_env.config.TaskConfig`), or ``start_pose``
+    ``(N, 3)``; the goal at a uniform distance in ``task.goal_distance`` and a uniform bearing,
+    clamped into the map less the margin; uniform commands; a uniform map of the stack."""
+    x0, x1, y0, y1 = maps.bounds
+    m = min(task.spawn_margin, 0.45 * (x1 - x0), 0.45 * (y1 - y0))
+    sx = x0 + m + u[:, 0] * (x1 - x0 - 2 * m)
+    sy = y0 + m + u[:, 1] * (y1 - y0 - 2 * m)
+    syaw = (2 * u[:, 2] - 1) * math.pi
+    if start_pose is not None:
+        sx, sy, syaw = start_pose[:, 0], start_pose[:, 1], start_pose[:, 2]
+    d = task.goal_distance[0] + u[:, 3] * (task.goal_distance[1] - task.goal_distance[0])
+    bearing = (2 * u[:, 4] - 1) * math.pi
+    gx = (sx + d * torch.cos(bearing)).clamp(x0 + m, x1 - m)
+    gy = (sy + d * torch.sin(bearing)).clamp(y0 + m, y1 - m)
+    cmd_v = task.command_speed[0] + u[:, 5] * (task.command_speed[1] - task.command_speed[0])
+    cmd_w = task.command_yaw_rate[0] + u[:, 6] * (task.command_yaw_rate[1]
+                                                  - task.command_yaw_rate[0])
+    map_index = (u[:, 7] * len(maps)).to(torch.int64).clamp_max(len(maps) - 1)
+    return Spawn(sx, sy, syaw, gx, gy, cmd_v, cmd_w, map_index)
+
+
+def in_hole(maps: HeightMap, vehicle: Vehicle, s: Spawn, check_spawn: bool) -> torch.Tensor:
+    """``(N,)`` bool: the goal, or (``check_spawn``) a wheel of the level vehicle at the spawn
+    or of its footprint grown by 25 % about the centre, lies over a hole."""
+    bad = torch.isnan(maps.height(s.goal_x, s.goal_y, s.map_index))
+    if check_spawn:
+        kw = dict(dtype=s.x.dtype, device=s.x.device)
+        wx = torch.tensor([p[0] for p in vehicle.wheel_positions], **kw)
+        wy = torch.tensor([p[1] for p in vehicle.wheel_positions], **kw)
+        cx, cy = wx.mean(), wy.mean()
+        px = torch.cat((wx, cx + 1.25 * (wx - cx)))
+        py = torch.cat((wy, cy + 1.25 * (wy - cy)))
+        c, s_ = torch.cos(s.yaw).unsqueeze(1), torch.sin(s.yaw).unsqueeze(1)
+        hx, hy = place_points(s.x.unsqueeze(1), s.y.unsqueeze(1), c, s_, px, py)
+        h = maps.height(hx, hy, s.map_index.unsqueeze(1).expand_as(hx))
+        bad = bad | torch.isnan(h).any(1)
+    return bad
+
+
+def spawn_with_redraws(draw: Callable[[int, torch.Tensor], torch.Tensor], use: torch.Tensor,
+                       maps: HeightMap, vehicle: Vehicle, task,
+                       start_pose: torch.Tensor | None) -> Spawn:
+    """A spawn for each selected environment; on maps with holes, a spawn with a wheel over a
+    hole, or a goal in one, is drawn again (up to :data:`MAX_REDRAWS` times) from the
+    environment's own stream, so sub-env i still equals a single env.
+
+    ``draw(n, advance)`` returns ``n`` uniforms per selected environment and advances the
+    streams of those where ``advance`` (bool, one per selected environment) is set; ``use``
+    marks the environments being reset."""
+    spawn = draw_spawn(draw(SPAWN_DRAWS, use), maps, task, start_pose)
+    if maps.has_holes:
+        for _ in range(MAX_REDRAWS):
+            bad = use & in_hole(maps, vehicle, spawn, start_pose is None)
+            if not bool(bad.any()):
+                break
+            new = draw_spawn(draw(SPAWN_DRAWS, bad), maps, task, start_pose)
+            spawn = Spawn(*(torch.where(bad, a, b) for a, b in zip(new, spawn)))
+    return spawn
