@@ -43,7 +43,8 @@ class StateView(NamedTuple):
             sensor frame.
         body_velocity: ``(N, 3)`` forward, left speed [m/s], yaw rate [rad/s].
         goal_w: ``(N, 2)`` goal, world [m]. map_index, steps: ``(N,)`` int64.
-        contact: the last :class:`~offroad_env.ground.GroundContact`.
+        contact: the last :class:`~offroad_env.ground.GroundContact`, with its per-wheel loads
+            (computed for the view where the step did not need them).
     """
 
     x: torch.Tensor
@@ -95,7 +96,8 @@ class SimulatorSeams:
         return StateView(x=st.x, y=st.y, yaw=st.yaw, base_position_w=gc.base_position,
                          ypr=gc.ypr, roll=gc.roll, pitch=gc.pitch, accel_s=st.accel_s,
                          gyro_s=st.gyro_s, body_velocity=self.sim.body_velocity(),
-                         goal_w=st.goal_w, map_index=st.map_index, steps=st.steps, contact=gc)
+                         goal_w=st.goal_w, map_index=st.map_index, steps=st.steps,
+                         contact=gc.with_loads())
 
     def check_action(self, action) -> tuple[torch.Tensor, torch.Tensor]:
         """Validate an ``(N, 2)`` action tensor as a step would: ``(clipped, bad-row mask)``;

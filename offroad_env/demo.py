@@ -88,7 +88,7 @@ def drive(hm: terrain.HeightMap, vehicle: str = "husky", dynamics: str = "ackerm
 
     def record(k):
         st = sim.state
-        gc = st.contact
+        gc = st.contact.with_loads()
         bp = gc.base_position[0]
         vals = (t[k], bp[0], bp[1], bp[2], gc.yaw[0], gc.pitch[0], gc.roll[0],
                 gc.position[0, 2], *st.accel_s[0], *st.gyro_s[0])

@@ -38,16 +38,64 @@ class ObsTerm(NamedTuple):
     compute: Callable
 
 
-def _speeds(cfg, vehicle):
+def _fixed(dim, low, high):
+    """The spec of a term with constant size and bounds."""
+    def spec(cfg, vehicle, maps, action_dim):
+        return dim, low, high
+    return spec
+
+
+def _velocity_spec(cfg, vehicle, maps, action_dim):
     vmax = 2.0 * cfg.max_speed
     wmax = 2.0 * max(cfg.max_yaw_rate, cfg.max_speed / max(vehicle.track_width, 1e-3))
-    return (3, [-vmax, -vmax, -wmax], [vmax, vmax, wmax])
+    return 3, [-vmax, -vmax, -wmax], [vmax, vmax, wmax]
+
+
+def _imu_spec(cfg, vehicle, maps, action_dim):
+    g = cfg.gravity
+    return 6, [-10 * g] * 3 + [-20.0] * 3, [10 * g] * 3 + [20.0] * 3
+
+
+def _goal_spec(cfg, vehicle, maps, action_dim):
+    far = math.hypot(*maps.size)
+    return 2, -far, far
+
+
+def _command_spec(cfg, vehicle, maps, action_dim):
+    t = cfg.task
+    return 2, [t.command_speed[0], t.command_yaw_rate[0]], [t.command_speed[1],
+                                                           t.command_yaw_rate[1]]
+
+
+def _action_spec(cfg, vehicle, maps, action_dim):
+    return action_dim, -1.0, 1.0
+
+
+def _scan_spec(cfg, vehicle, maps, action_dim):
+    nx, ny = cfg.height_scan.shape
+    return nx * ny, -cfg.height_scan.clip, cfg.height_scan.clip
 
 
 def _z_rel(state, maps, cfg):
     bp = state.contact.base_position
     h = maps.height(bp[:, 0], bp[:, 1], state.map_index)
     return torch.nan_to_num(bp[:, 2] - h, nan=0.0).unsqueeze(1)
+
+
+def _roll_pitch(state, maps, cfg):
+    return torch.stack((state.contact.roll, state.contact.pitch), 1)
+
+
+def _yaw_sincos(state, maps, cfg):
+    return torch.stack((torch.sin(state.yaw), torch.cos(state.yaw)), 1)
+
+
+def _body_velocity(state, maps, cfg):
+    return body_velocity(state, cfg.dynamics)
+
+
+def _imu(state, maps, cfg):
+    return torch.cat((state.accel_s, state.gyro_s), 1)
 
 
 def _goal(state, maps, cfg):
@@ -58,38 +106,30 @@ def _goal(state, maps, cfg):
     return torch.stack((c * dx + s * dy, -s * dx + c * dy), 1)
 
 
-def _scan_spec(cfg, vehicle, maps, action_dim):
-    nx, ny = cfg.height_scan.shape
-    return (nx * ny, -cfg.height_scan.clip, cfg.height_scan.clip)
+def _command(state, maps, cfg):
+    return state.command
+
+
+def _prev_action(state, maps, cfg):
+    return state.prev_action
+
+
+def _height_scan(state, maps, cfg):
+    return height_scan(maps, state.map_index, state.contact.base_position, state.yaw,
+                       cfg.height_scan)
 
 
 #: every observation term, in the default order of the spec sheet
 TERMS: dict[str, ObsTerm] = {
-    "z_rel": ObsTerm(lambda cfg, veh, maps, A: (1, -2.0, 2.0), _z_rel),
-    "roll_pitch": ObsTerm(
-        lambda cfg, veh, maps, A: (2, -math.pi / 2, math.pi / 2),
-        lambda st, maps, cfg: torch.stack((st.contact.roll, st.contact.pitch), 1)),
-    "yaw_sincos": ObsTerm(
-        lambda cfg, veh, maps, A: (2, -1.0, 1.0),
-        lambda st, maps, cfg: torch.stack((torch.sin(st.yaw), torch.cos(st.yaw)), 1)),
-    "body_velocity": ObsTerm(lambda cfg, veh, maps, A: _speeds(cfg, veh),
-                             lambda st, maps, cfg: body_velocity(st, cfg.dynamics)),
-    "imu": ObsTerm(
-        lambda cfg, veh, maps, A: (6, [-10 * cfg.gravity] * 3 + [-20.0] * 3,
-                                   [10 * cfg.gravity] * 3 + [20.0] * 3),
-        lambda st, maps, cfg: torch.cat((st.accel_s, st.gyro_s), 1)),
-    "goal": ObsTerm(lambda cfg, veh, maps, A: (2, -math.hypot(*maps.size),
-                                               math.hypot(*maps.size)), _goal),
-    "command": ObsTerm(
-        lambda cfg, veh, maps, A: (2, [cfg.task.command_speed[0], cfg.task.command_yaw_rate[0]],
-                                   [cfg.task.command_speed[1], cfg.task.command_yaw_rate[1]]),
-        lambda st, maps, cfg: st.command),
-    "prev_action": ObsTerm(lambda cfg, veh, maps, A: (A, -1.0, 1.0),
-                           lambda st, maps, cfg: st.prev_action),
-    "height_scan": ObsTerm(
-        _scan_spec, lambda st, maps, cfg: height_scan(maps, st.map_index,
-                                                      st.contact.base_position, st.yaw,
-                                                      cfg.height_scan)),
+    "z_rel": ObsTerm(_fixed(1, -2.0, 2.0), _z_rel),
+    "roll_pitch": ObsTerm(_fixed(2, -math.pi / 2, math.pi / 2), _roll_pitch),
+    "yaw_sincos": ObsTerm(_fixed(2, -1.0, 1.0), _yaw_sincos),
+    "body_velocity": ObsTerm(_velocity_spec, _body_velocity),
+    "imu": ObsTerm(_imu_spec, _imu),
+    "goal": ObsTerm(_goal_spec, _goal),
+    "command": ObsTerm(_command_spec, _command),
+    "prev_action": ObsTerm(_action_spec, _prev_action),
+    "height_scan": ObsTerm(_scan_spec, _height_scan),
 }
 TERM_NAMES = tuple(TERMS)
 

@@ -14,7 +14,7 @@ from gymnasium.vector import AutoresetMode
 
 import offroad_env
 import terrain
-from offroad_env import OffroadEnv, OffroadVectorEnv
+from offroad_env import OffroadEnv, OffroadVectorEnv, spawn
 from offroad_env.tasks import REASONS
 
 FLAT = terrain.FlatConfig(size=(30.0, 30.0), resolution=(0.25, 0.25))
@@ -78,12 +78,12 @@ def test_every_registered_id_runs_with_make_and_make_vec(env_id):
 
 
 def test_spaces_dtypes_and_layout():
-    venv = OffroadVectorEnv(num_envs=5, **small_env(height_scan=offroad_env.sim.HeightScanConfig()))
+    venv = OffroadVectorEnv(num_envs=5, **small_env(height_scan=offroad_env.HeightScanConfig()))
     obs, info = venv.reset(seed=3)
     assert obs.dtype == torch.float32 and obs.shape == (5, venv.single_observation_space.shape[0])
     assert venv.observation_space.shape == (5,) + venv.single_observation_space.shape
     assert venv.action_space.shape == (5, 2)
-    layout = venv.sim.obs_layout
+    layout = venv.obs_layout
     assert [t for t, _, _ in layout][-1] == "height_scan"
     assert layout[-1][2] == venv.single_observation_space.shape[0]
     assert np.all(np.isfinite(venv.single_observation_space.low))
@@ -240,7 +240,7 @@ def test_pickle_round_trip_and_no_shared_observation_memory():
 
 # ------------------------------------------------------------------ IMU closed forms
 def imu_of(obs_row, env):
-    start = [s for t, s, e in env.sim.obs_layout if t == "imu"][0]
+    start = [s for t, s, e in env.obs_layout if t == "imu"][0]
     return obs_row[start:start + 3], obs_row[start + 3:start + 6]
 
 
@@ -265,10 +265,10 @@ def test_imu_on_a_static_slope_reads_gravity_rotated():
     for _ in range(2):
         obs, *_ = env.step(np.zeros(2, dtype=np.float32))
     acc, gyro = imu_of(obs, env)
-    R = env.sim.contact.base_rotation[0].double()
+    R = env.sim.state.contact.base_rotation[0].double()
     expected = (R.T @ torch.tensor([0.0, 0.0, 9.81], dtype=torch.float64)).numpy()
     np.testing.assert_allclose(acc, expected, atol=1e-4)
-    roll, pitch = float(env.sim.contact.roll[0]), float(env.sim.contact.pitch[0])
+    roll, pitch = float(env.sim.state.contact.roll[0]), float(env.sim.state.contact.pitch[0])
     np.testing.assert_allclose(acc, 9.81 * np.array([-math.sin(pitch),
                                                      math.cos(pitch) * math.sin(roll),
                                                      math.cos(pitch) * math.cos(roll)]),
@@ -281,7 +281,7 @@ def test_imu_in_a_constant_turn_reads_omega_and_v_omega(at_rear_axle):
     # the unicycle turns about the rear-axle frame; base_link is 0.256 m ahead of it
     offset = (-0.256, 0.0, 0.0328) if at_rear_axle else (0.0, 0.0, 0.0)
     env = OffroadEnv(terrain=FLAT, num_maps=1, max_speed=1.0, max_yaw_rate=1.0,
-                     imu=offroad_env.sim.ImuConfig(offset=offset))
+                     imu=offroad_env.ImuConfig(offset=offset))
     env.reset(seed=0)
     v, w, dt = 0.8, 0.5, env.config.dt
     a = np.array([v, w], dtype=np.float32)
@@ -317,7 +317,7 @@ def test_imu_is_right_on_the_first_step_after_an_autoreset():
     obs, *_ = venv.step(a)
     fresh = OffroadVectorEnv(num_envs=1, **kw)
     fresh.reset(seed=1)
-    fresh.sim.set_keys(venv.sim.keys, torch.ones(1, dtype=torch.bool))
+    fresh.sim.set_keys(venv.sim.state.keys, torch.ones(1, dtype=torch.bool))
     fo, _ = fresh.reset()
     # the first step from rest of a new episode reads the same as a fresh env's first step
     fo, *_ = fresh.step(a)
@@ -334,9 +334,9 @@ def across_slope_env(angle_deg, vehicle="husky"):
 
 def park_across(env):
     env.reset(seed=0)
-    env.sim.x.zero_()
-    env.sim.y.zero_()
-    env.sim.yaw.zero_()  # heading along x: the slope rises to the left
+    env.sim.state.x.zero_()
+    env.sim.state.y.zero_()
+    env.sim.state.yaw.zero_()  # heading along x: the slope rises to the left
     return env.step(torch.zeros(1, 2))
 
 
@@ -380,13 +380,13 @@ def test_goal_reached_and_off_map_terminate():
     env = OffroadVectorEnv(num_envs=1, terrain=FLAT, num_maps=1)
     env.reset(seed=2)
     sim = env.sim
-    sim.goal[0] = sim.contact.base_position[0, :2]
+    sim.state.goal_w[0] = sim.state.contact.base_position[0, :2]
     *_, term, trunc, info = env.step(torch.zeros(1, 2))
     assert term[0] and REASONS[int(info["end_reason"][0])] == "goal_reached"
     assert info["reward/goal_reached"][0] == 1.0
     env.reset(seed=2)
-    sim.x[0] = 14.9
-    sim.yaw[0] = 0.0
+    sim.state.x[0] = 14.9
+    sim.state.yaw[0] = 0.0
     *_, term, trunc, info = env.step(torch.tensor([[1.0, 0.0]]))
     assert term[0] and REASONS[int(info["end_reason"][0])] == "off_map"
 
@@ -408,7 +408,7 @@ def test_bad_actions():
     assert info["bad_action"].tolist() == [False, True, False, False]
     assert torch.isfinite(obs).all() and torch.isfinite(r).all()
     # out of range is clipped: the previous-action term shows it
-    pa = [s for t, s, e in zeroing.sim.obs_layout if t == "prev_action"][0]
+    pa = [s for t, s, e in zeroing.obs_layout if t == "prev_action"][0]
     assert obs[2, pa:pa + 2].tolist() == [1.0, -1.0] and obs[1, pa:pa + 2].tolist() == [0.0, 0.0]
     single = OffroadEnv(**small_env())
     single.reset(seed=0)
@@ -542,13 +542,15 @@ def test_spawns_and_goals_avoid_holes_and_stay_per_env_deterministic():
     venv = OffroadVectorEnv(num_envs=512, terrain=holes, num_maps=2)
     venv.reset(seed=3)
     sim = venv.sim
-    assert not bool(sim.contact.hole.any())
-    assert torch.isfinite(sim.maps.height(sim.goal[:, 0], sim.goal[:, 1], sim.map_index)).all()
+    st = sim.state
+    assert not bool(st.contact.hole.any())
+    assert torch.isfinite(sim.maps.height(st.goal_w[:, 0], st.goal_w[:, 1], st.map_index)).all()
     # without the redraw a good share of these spawns would touch a hole
-    plain = sim._spawn(torch.rand(512, 8, generator=torch.Generator().manual_seed(0)), None)
-    assert sim._in_hole(*plain[:5], plain[7], True).float().mean() > 0.2
+    plain = spawn.draw_spawn(torch.rand(512, 8, generator=torch.Generator().manual_seed(0)),
+                             sim.maps, sim.cfg.task, None)
+    assert spawn.in_hole(sim.maps, sim.vehicle, plain, True).float().mean() > 0.2
     single = OffroadEnv(terrain=holes, num_maps=2)
     for i in (0, 7, 300):
         obs, _ = single.reset(seed=3 + i)
-        assert float(single.sim.x[0]) == float(sim.x[i])
-        assert float(single.sim.goal[0, 1]) == float(sim.goal[i, 1])
+        assert float(single.sim.state.x[0]) == float(st.x[i])
+        assert float(single.sim.state.goal_w[0, 1]) == float(st.goal_w[i, 1])

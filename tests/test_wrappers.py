@@ -48,7 +48,7 @@ def test_randomization_is_seeded_and_single_env_equals_vector_sub_env():
     # spawns are those of the unwrapped env (a salted stream draws the parameters)
     plain = venv(6)
     plain.reset(seed=5)
-    assert torch.equal(plain.unwrapped.sim.x, a.unwrapped.sim.x)
+    assert torch.equal(plain.unwrapped.state_view().x, a.unwrapped.state_view().x)
 
 
 def test_randomization_redraws_at_autoreset_only_for_the_finished_env():
@@ -71,8 +71,8 @@ def test_randomized_loads_sum_to_each_envs_weight_and_tip_limits_follow_the_com(
     env = DomainRandomization(venv(16, ground="rigid_contact", terrain=FLAT), cfg)
     env.reset(seed=1)
     sim = env.unwrapped.sim
-    gc = sim.contact
-    g = sim.cfg.gravity
+    gc = env.unwrapped.state_view().contact
+    g = env.unwrapped.config.gravity
     torch.testing.assert_close(gc.normal_force.sum(1), env.params["mass"] * g, rtol=1e-4, atol=0)
     # moments about the (randomized) CoM balance: sum F (p - c) = 0 in the plane
     com = env.params["com"]
@@ -96,10 +96,9 @@ def test_randomized_wheel_radius_lifts_the_vehicle_on_flat_ground():
     for ground in ("four_wheel", "rigid_contact"):
         env = DomainRandomization(venv(8, ground=ground, terrain=FLAT), cfg)
         env.reset(seed=2)
-        sim = env.unwrapped.sim
         # flat ground at 0: the rear axle sits one (per-env) wheel radius up
-        torch.testing.assert_close(sim.contact.position[:, 2], env.params["wheel_radius"],
-                                   atol=1e-5, rtol=0)
+        torch.testing.assert_close(env.unwrapped.state_view().contact.position[:, 2],
+                                   env.params["wheel_radius"], atol=1e-5, rtol=0)
 
 
 def test_skid_steer_with_per_env_vehicles_equals_one_vehicle_at_a_time():
@@ -132,11 +131,11 @@ def test_randomized_imu_noise_has_the_drawn_level():
                               friction=None, accel_noise=(0.05, 0.5), gyro_noise=None)
     env = DomainRandomization(venv(4, terrain=FLAT), cfg)
     env.reset(seed=3)
-    sim = env.unwrapped.sim
+    base = env.unwrapped
     samples = []
     for _ in range(400):  # parked on flat ground: the accelerometer reads g plus noise
         env.step(torch.zeros(4, 2))
-        samples.append(sim.accel[:, 0].clone())
+        samples.append(base.state_view().accel_s[:, 0].clone())
     std = torch.stack(samples).std(0)
     torch.testing.assert_close(std, env.params["accel_noise"], rtol=0.15, atol=0)
 
@@ -146,7 +145,7 @@ def test_randomized_terrain_set_and_bad_configs():
     env = DomainRandomization(venv(8), RandomizationConfig(terrains=(FLAT, bumps),
                                                            maps_per_terrain=3))
     env.reset(seed=0)
-    assert len(env.unwrapped.sim.maps) == 6
+    assert len(env.unwrapped.terrain) == 6
     small = terrain.FlatConfig(size=(10.0, 10.0), resolution=(0.1, 0.1))
     with pytest.raises(ValueError, match="size"):
         DomainRandomization(venv(2), RandomizationConfig(terrains=(small,)))
@@ -157,7 +156,7 @@ def test_randomized_terrain_set_and_bad_configs():
     with pytest.raises(ValueError, match="com_shift"):
         RandomizationConfig(com_shift=((0, 1), (0, 1)))
     with pytest.raises(ValueError, match="mass"):
-        venv(2).unwrapped.sim.set_params(torch.ones(2, dtype=torch.bool),
+        venv(2).unwrapped.set_params(torch.ones(2, dtype=torch.bool),
                                          mass=torch.tensor([1.0, -1.0]))
 
 
@@ -219,13 +218,13 @@ def test_action_delay_restarts_with_zeros_after_an_episode_end():
     for _ in range(3):
         env.step(torch.ones(2, 2))
     # the new episode starts: its first two executed actions are zeros (parked)
-    sim = env.unwrapped.sim
-    x0 = sim.x.clone()
+    base = env.unwrapped
+    x0 = base.state_view().x.clone()
     env.step(torch.ones(2, 2))
     env.step(torch.ones(2, 2))
-    torch.testing.assert_close(sim.x, x0)
+    torch.testing.assert_close(base.state_view().x, x0)
     env.step(torch.ones(2, 2))
-    assert (sim.x != x0).all()
+    assert (base.state_view().x != x0).all()
 
 
 def test_action_repeat_equals_repeated_steps_and_freezes_finished_envs():
@@ -241,25 +240,25 @@ def test_action_repeat_equals_repeated_steps_and_freezes_finished_envs():
         _, r, *_ = one.step(a)
         r_sum += r
     for name in ("x", "y", "yaw"):
-        torch.testing.assert_close(getattr(rep.unwrapped.sim, name),
-                                   getattr(one.unwrapped.sim, name))
+        torch.testing.assert_close(getattr(rep.unwrapped.state_view(), name),
+                                   getattr(one.unwrapped.state_view(), name))
     torch.testing.assert_close(r_rep, r_sum)
-    assert rep.unwrapped.sim.steps.tolist() == [1, 1, 1, 1]
+    assert rep.unwrapped.state_view().steps.tolist() == [1, 1, 1, 1]
     # env 0's goal is reached on the first physics step: it stops there, the others go on
     rep.reset(seed=2)
     one.reset(seed=2)
     for e in (rep, one):
-        sim = e.unwrapped.sim
-        sim.goal = sim.contact.base_position[:, :2] + torch.tensor([[0.0, 0.0]] + [[15.0, 0.0]] * 3)
+        st = e.unwrapped.sim.state  # move the goals by hand (a test-only write)
+        st.goal_w = st.contact.base_position[:, :2] + torch.tensor([[0.0, 0.0]] + [[15.0, 0.0]] * 3)
     fwd = torch.tensor([[1.0, 0.0]] * 4)
     _, r_rep, term, *_ = rep.step(fwd)
     _, r_one, term_one, *_ = one.step(fwd)
     assert bool(term[0]) and bool(term_one[0]) and not bool(term[1:].any())
-    torch.testing.assert_close(rep.unwrapped.sim.x[0], one.unwrapped.sim.x[0])
+    torch.testing.assert_close(rep.unwrapped.state_view().x[0], one.unwrapped.state_view().x[0])
     assert float(r_rep[0]) == pytest.approx(float(r_one[0]))
     for _ in range(k - 1):
         one.step(fwd)
-    torch.testing.assert_close(rep.unwrapped.sim.x[1:], one.unwrapped.sim.x[1:])
+    torch.testing.assert_close(rep.unwrapped.state_view().x[1:], one.unwrapped.state_view().x[1:])
     with pytest.raises(ValueError, match="action_repeat"):
         venv(1, action_repeat=0)
 
@@ -276,7 +275,7 @@ def test_recorder_writes_each_episode_with_the_final_state(tmp_path, mode):
     for a in actions(n, L):
         rec.step(a)
         twin.step(a)
-        poses.append(twin.unwrapped.sim.contact.base_position.clone())
+        poses.append(twin.unwrapped.state_view().base_position_w.clone())
     assert len(rec.written) == n
     ep = load_episode(tmp_path / "npz" / "env00001_ep00000.npz")
     assert len(ep["x"]) == L and str(ep["end_reason"]) == "time_limit"
@@ -356,14 +355,14 @@ def test_sb3_adapter_terminal_observation_and_time_limit():
 def test_imu_noise_and_bias_random_walk_have_their_closed_form_spread():
     """Parked on flat ground over T steps: the gyro reads white noise plus a bias that is a
     random walk, so across many envs Var = walk^2 * T * dt + noise^2 (and the mean stays 0)."""
-    from offroad_env.sim import ImuConfig
+    from offroad_env.config import ImuConfig
     n, T, noise, walk = 4000, 100, 0.01, 0.05
     env = venv(n, terrain=FLAT, imu=ImuConfig(gyro_noise=noise, gyro_bias_walk=walk))
     env.reset(seed=0)
     for _ in range(T):
         env.step(torch.zeros(n, 2))
-    gz = env.unwrapped.sim.gyro[:, 2].double()
-    dt = env.unwrapped.sim.cfg.dt
+    gz = env.unwrapped.state_view().gyro_s[:, 2].double()
+    dt = env.unwrapped.config.dt
     expected = walk ** 2 * T * dt + noise ** 2
     assert float(gz.var()) == pytest.approx(expected, rel=0.08)
     assert abs(float(gz.mean())) < 4 * (expected / n) ** 0.5
@@ -378,11 +377,11 @@ def test_randomized_friction_changes_skid_steer_traction():
         env = DomainRandomization(venv(4, dynamics="skid_steer", ground="rigid_contact",
                                        terrain=FLAT), cfg)
         env.reset(seed=0)
-        sim = env.unwrapped.sim
-        x0, y0 = sim.x.clone(), sim.y.clone()
+        base = env.unwrapped
+        x0, y0 = base.state_view().x.clone(), base.state_view().y.clone()
         for _ in range(20):
             obs, *_ = env.step(torch.ones(4, 2))
             assert torch.isfinite(obs).all()
-        return torch.hypot(sim.x - x0, sim.y - y0)
+        return torch.hypot(base.state_view().x - x0, base.state_view().y - y0)
     slippery, grippy = run(0.05), run(1.0)
     assert (slippery < 0.8 * grippy).all(), (slippery, grippy)
