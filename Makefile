@@ -10,7 +10,8 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	# torch first, pinned: this takes the CPU build that lies on disk (see DEVELOPERS.md).
+	# torch first, pinned: this takes the CPU build that lies on disk (a bare 'torch'
+	# would download a multi-GB CUDA build).
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -e '.[test,train]'
 	touch $(STAMP)

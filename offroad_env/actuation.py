@@ -17,7 +17,32 @@ import torch
 from .dynamics import (SkidSteerState, ackermann_step, side_targets, skid_steer_step,
                        unicycle_step)
 
-__all__ = ["Drive", "ACTUATORS", "DYNAMICS", "body_velocity"]
+__all__ = ["Drive", "ACTUATORS", "DYNAMICS", "body_velocity", "check_action"]
+
+
+def check_action(action, n: int, action_dim: int, device, dtype, nan_action: str
+                 ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Validate an ``(n, action_dim)`` action where it enters; returns ``(clipped action in
+    dtype, bad-row mask (n,) bool)``. Raises ValueError on another device or shape, and
+    (``nan_action="raise"``) on a non-finite value, naming the environments; with
+    ``nan_action="zero"`` non-finite rows become 0 and are flagged."""
+    a = torch.as_tensor(action)
+    dev = torch.device(device)
+    if a.device.type != dev.type or (dev.index is not None and a.device.index != dev.index):
+        raise ValueError(f"action is on {a.device}, the environment on {dev}")
+    if a.shape != (n, action_dim):
+        raise ValueError(f"action must have shape {(n, action_dim)}, got {tuple(a.shape)}")
+    a = a.to(dtype)
+    bad = ~torch.isfinite(a).all(1)
+    if nan_action == "raise":
+        if bool(bad.any()):
+            idx = torch.nonzero(bad).flatten().tolist()
+            raise ValueError(f"non-finite (NaN or inf) action in environment(s) {idx[:20]}"
+                             f"{' ...' if len(idx) > 20 else ''}; actions must be finite "
+                             "numbers in [-1, 1] (or set nan_action='zero')")
+    else:
+        a = torch.where(bad.unsqueeze(1), torch.zeros_like(a), a)
+    return a.clamp(-1.0, 1.0), bad
 
 
 class Drive(NamedTuple):

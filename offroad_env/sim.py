@@ -21,7 +21,7 @@ from terrain import HeightMap
 
 from . import rng as rngmod
 from . import tasks
-from .actuation import ACTUATORS, body_velocity
+from .actuation import ACTUATORS, body_velocity, check_action
 from .config import SimConfig
 from .ground import GroundContact, place
 from .observations import Observer
@@ -247,26 +247,10 @@ class Simulator:
 
     # ------------------------------------------------------------------ step
     def check_action(self, action) -> tuple[torch.Tensor, torch.Tensor]:
-        """Validate an ``(N, A)`` action; returns ``(clipped action, bad-row mask)``. Raises
-        ValueError on another device or shape, and (``nan_action="raise"``) on a non-finite
-        value, naming the environments."""
-        a = torch.as_tensor(action)
-        if a.device != self.device:
-            raise ValueError(f"action is on {a.device}, the environment on {self.device}")
-        if a.shape != (self.n, self.action_dim):
-            raise ValueError(f"action must have shape {(self.n, self.action_dim)}, got "
-                             f"{tuple(a.shape)}")
-        a = a.to(self.dtype)
-        bad = ~torch.isfinite(a).all(1)
-        if self.cfg.nan_action == "raise":
-            if bool(bad.any()):
-                idx = torch.nonzero(bad).flatten().tolist()
-                raise ValueError(f"non-finite (NaN or inf) action in environment(s) {idx[:20]}"
-                                 f"{' ...' if len(idx) > 20 else ''}; actions must be finite "
-                                 "numbers in [-1, 1] (or set nan_action='zero')")
-        else:
-            a = torch.where(bad.unsqueeze(1), torch.zeros_like(a), a)
-        return a.clamp(-1.0, 1.0), bad
+        """``(clipped action, bad-row mask)`` of an ``(N, A)`` action
+        (:func:`~offroad_env.actuation.check_action`)."""
+        return check_action(action, self.n, self.action_dim, self.device, self.dtype,
+                            self.cfg.nan_action)
 
     def step(self, action):
         """Advance every environment one control step.

@@ -354,9 +354,10 @@ class HeightMap:
     def _cells(self, x, y, map_index):
         """Gather the four corner samples of the cell under each point.
 
-        Returns ``h00, h10, h01, h11, fx, fy, inside_x, inside_y`` shaped like the query, where
-        ``h10`` is the sample at ``ix + 1`` and ``h01`` at ``iy + 1``, and ``fx, fy`` in
-        ``[0, 1]`` are the (differentiable) fractions across the cell.
+        Returns ``h00, h10, h01, h11, fx, fy, u, v`` shaped like the query, where ``h10`` is the
+        sample at ``ix + 1`` and ``h01`` at ``iy + 1``, ``fx, fy`` in ``[0, 1]`` are the
+        (differentiable) fractions across the cell, and ``u, v`` the unclamped grid coordinates
+        [samples] (outside ``[0, n - 1]`` off the map).
         """
         x, y, offset = self._coords(x, y, map_index)
         g = self._grid

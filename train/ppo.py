@@ -48,7 +48,7 @@ class CheckpointError(ValueError):
     """A checkpoint that cannot be used: missing, corrupt, or made for another layout."""
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class PPOConfig:
     """Training settings (each is a ``--flag`` of the command line).
 
@@ -126,7 +126,7 @@ class PPOConfig:
                 raise ValueError(f"{name} must be in [0, 1], got {v!r}")
         if not self.hidden or any(int(h) != h or h < 1 for h in self.hidden):
             raise ValueError(f"hidden must be a non-empty list of sizes >= 1, got {self.hidden!r}")
-        self.hidden = tuple(int(h) for h in self.hidden)
+        object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))  # normalised
 
     @property
     def batch_size(self) -> int:

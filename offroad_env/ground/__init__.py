@@ -90,12 +90,12 @@ def rigid_contact(vehicle: Vehicle, terrain: HeightMap, x, y, yaw, map_index=Non
         raise ValueError(f"method must be 'plane' or 'drop', got {method!r}")
     if not (math.isfinite(d_eps) and d_eps >= 0):
         raise ValueError(f"d_eps must be finite and >= 0, got {d_eps}")
-    x, y, yaw, mi = pose_inputs(terrain, x, y, yaw, map_index)
+    x, y, yaw, map_idx = pose_inputs(terrain, x, y, yaw, map_index)
     if method == "plane":
-        return rigid_plane(vehicle, terrain, x, y, yaw, mi, d_eps, gravity,
+        return rigid_plane(vehicle, terrain, x, y, yaw, map_idx, d_eps, gravity,
                            (6 if x.dtype == torch.float32 else 10) if max_iter is None
                            else max_iter, tol, init_roll, init_pitch, loads=loads)
-    return rigid_drop(vehicle, terrain, x, y, yaw, mi, d_eps, gravity,
+    return rigid_drop(vehicle, terrain, x, y, yaw, map_idx, d_eps, gravity,
                       3000 if max_iter is None else max_iter, dt, tol, loads=loads)
 
 

@@ -69,27 +69,27 @@ def fill_holes(h: torch.Tensor, hole: torch.Tensor, drop: float) -> torch.Tensor
     return torch.where(hole, (low - drop).expand_as(h), h)
 
 
-def offsets(E, wheels):
+def offsets(rot, wheels):
     """World-frame offsets ``R @ p_j`` of body points with z = 0: three ``(K, N)`` tensors.
-    ``E``: rotation entries (:func:`~offroad_env.rotations.rot_zyx_entries`)."""
+    ``rot``: rotation entries (:func:`~offroad_env.rotations.rot_zyx_entries`)."""
     px, py = wheels
-    return tuple(E[i][0] * px + E[i][1] * py for i in range(3))
+    return tuple(rot[i][0] * px + rot[i][1] * py for i in range(3))
 
 
-def rotate(E, v) -> tuple:
+def rotate(rot, v) -> tuple:
     """``R @ v`` for one body vector ``v`` (3 floats, or three ``(N,)`` tensors): three ``(N,)``
     tensors."""
-    return tuple(E[i][0] * v[0] + E[i][1] * v[1] + E[i][2] * v[2] for i in range(3))
+    return tuple(rot[i][0] * v[0] + rot[i][1] * v[1] + rot[i][2] * v[2] for i in range(3))
 
 
-def hub_query(vehicle, terrain, x, y, E, wheels, mi):
-    """For attitude ``E`` (rotation entries): the hub offsets (three ``(K, N)``), hub world
+def hub_query(vehicle, terrain, x, y, rot, wheels, map_idx):
+    """For attitude ``rot`` (rotation entries): the hub offsets (three ``(K, N)``), hub world
     ``x, y``, the terrain heights under the hubs with holes filled by a deep drop, and the hole
     and off-map masks (``(K, N)`` each)."""
-    offs = offsets(E, wheels)
+    offs = offsets(rot, wheels)
     hx = x + offs[0]
     hy = y + offs[1]
-    h, hole, off = query(terrain, hx, hy, mi)
+    h, hole, off = query(terrain, hx, hy, map_idx)
     drop = 10.0 * (vehicle.wheel_base + vehicle.track_width) + 10.0
     return offs, hx, hy, fill_holes(h, hole, drop), hole, off
 

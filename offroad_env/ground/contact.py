@@ -199,17 +199,17 @@ class GroundContact:
         return GroundContact(**kw)
 
 
-def assemble(vehicle: Vehicle, ypr, E, t, wheels, ground_h, wheel_hole, wheel_off, d_eps,
+def assemble(vehicle: Vehicle, ypr, rot, t, wheels, ground_h, wheel_hole, wheel_off, d_eps,
              gravity, converged, iterations, gap=None, forces=None, stable=None, offs=None,
              loads: bool = True) -> GroundContact:
-    """The result of a method: the pose from ``ypr`` ``(N, 3)``, rotation entries ``E`` and
+    """The result of a method: the pose from ``ypr`` ``(N, 3)``, rotation entries ``rot`` and
     rear-axle origin ``t`` ``(N, 3)``; the per-wheel inputs (``ground_h``, masks, ``gap``,
     ``forces``) are ``(K, N)``, the result's per-wheel fields ``(N, K)`` (transposed views).
     ``loads``: compute the per-wheel quantities now, else keep their inputs
     (:meth:`GroundContact.with_loads`)."""
-    R = stack_entries(E)
+    R = stack_entries(rot)
     T_br = torch.tensor(vehicle.rear_axle_pose, dtype=R.dtype, device=R.device)
-    bx, by, bz = rotate(E, vehicle.base_offset)
+    bx, by, bz = rotate(rot, vehicle.base_offset)
     base = torch.stack((t[:, 0] + bx, t[:, 1] + by, t[:, 2] + bz), 1)
     inputs = LoadInputs(vehicle=vehicle, t=t, R=R, wheels=wheels, ground_h=ground_h,
                         wheel_hole=wheel_hole, d_eps=d_eps, gravity=gravity, gap=gap,
@@ -227,9 +227,9 @@ def wheel_loads(src: LoadInputs) -> WheelLoads:
     ``d_eps`` and the static loads of the contacting wheels
     (:func:`~offroad_env.ground.loads.support_forces`) unless the method gave them."""
     vehicle, t, R = src.vehicle, src.t, src.R
-    E = tuple(tuple(R[:, i, j] for j in range(3)) for i in range(3))
-    ox, oy, oz = offsets(E, src.wheels) if src.offs is None else src.offs
-    cx, cy, _ = rotate(E, vehicle.com)
+    rot = tuple(tuple(R[:, i, j] for j in range(3)) for i in range(3))
+    ox, oy, oz = offsets(rot, src.wheels) if src.offs is None else src.offs
+    cx, cy, _ = rotate(rot, vehicle.com)
     com_x, com_y = t[:, 0] + cx, t[:, 1] + cy
     hx = t[:, 0] + ox
     hy = t[:, 1] + oy

@@ -1,7 +1,21 @@
 """The pose-estimation paper's method: the rigid body dropped vertically from level at fixed
 ``(x, y, yaw)``, integrated with SVD pseudo-inverse contact forces until it comes to rest (the
-reference the plane method is tested against). DESIGN.md "The rigid-contact method, written
-out" gives the equations."""
+reference the plane method is tested against).
+
+Free coordinates ``q = (z, roll, pitch)``, ``M = diag(m, I_roll, I_pitch)``; ``d_j`` the gap of
+wheel j, ``f_j >= 0`` its vertical force. The columns of ``W_f`` map a unit vertical force at a
+hub to the generalized force on q; ``W_g G`` is the weight at the centre of mass. Each step::
+
+    v_i = v_{i-1} + dt M^-1 (W_f f_i + W_g G)
+    d_i = d_{i-1} + dt W_f^T v_i = A f_i + b,   A = dt^2 W_f^T M^-1 W_f,
+    b = d_{i-1} + dt W_f^T v_{i-1} + dt^2 W_f^T M^-1 W_g G
+
+The wheels in contact (``d_j <= d_eps``, or touching) get ``d_i = 0``: ``A f = -b``, solved with
+the SVD pseudo-inverse (singular values below ``rtol sigma_max`` zeroed); a wheel whose force
+comes out negative leaves the ground and the rest are solved again. Gaps are measured from the
+wheels' true 3-D positions ``t + R p_j``. The drop ends when the velocities vanish; at rest
+``sum f = m g``, the moments balance and every ``f_j >= 0``.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +29,7 @@ __all__ = ["rigid_drop"]
 
 
 
-def rigid_drop(vehicle, terrain, x, y, yaw, mi, d_eps, gravity, max_iter, dt, tol,
+def rigid_drop(vehicle, terrain, x, y, yaw, map_idx, d_eps, gravity, max_iter, dt, tol,
                loads: bool = True) -> GroundContact:
     """The drop on checked inputs (:func:`~offroad_env.ground.rigid_contact`)."""
     dtype = x.dtype
@@ -33,16 +47,16 @@ def rigid_drop(vehicle, terrain, x, y, yaw, mi, d_eps, gravity, max_iter, dt, to
     roll = torch.zeros_like(x)
     pitch = torch.zeros_like(x)
     # start level, the highest wheel just touching
-    E0 = rot_zyx_entries(yaw, pitch, roll)
-    _, _, _, h0, _, _ = hub_query(vehicle, terrain, x, y, E0, wheels, mi)
+    rot0 = rot_zyx_entries(yaw, pitch, roll)
+    _, _, _, h0, _, _ = hub_query(vehicle, terrain, x, y, rot0, wheels, map_idx)
     z = (h0 + r).amax(0)
     v = torch.zeros(N, 3, dtype=dtype, device=dev)
     done = torch.zeros(N, dtype=torch.bool, device=dev)
     iters = torch.full((N,), max_iter, dtype=torch.int32, device=dev)
     f = torch.zeros(N, K, dtype=dtype, device=dev)
     for i in range(max_iter):
-        E = rot_zyx_entries(yaw, pitch, roll)
-        off_b, hx, hy, h, hole, off = hub_query(vehicle, terrain, x, y, E, wheels, mi)
+        rot = rot_zyx_entries(yaw, pitch, roll)
+        off_b, hx, hy, h, hole, off = hub_query(vehicle, terrain, x, y, rot, wheels, map_idx)
         d = (z + off_b[2] - r - h).T  # (N, K) gaps
         Wf, WgG = _wrenches(roll, pitch, wheels, com_b, m * g)
         A = dt * dt * Wf.transpose(1, 2) @ (Minv.view(1, 3, 1) * Wf)  # (N, K, K)
@@ -64,8 +78,8 @@ def rigid_drop(vehicle, terrain, x, y, yaw, mi, d_eps, gravity, max_iter, dt, to
         done = done | settled
         if (i + 1) % 25 == 0 and bool(done.all()):
             break
-    E = rot_zyx_entries(yaw, pitch, roll)
-    off_b, hx, hy, h, hole, off = hub_query(vehicle, terrain, x, y, E, wheels, mi)
+    rot = rot_zyx_entries(yaw, pitch, roll)
+    off_b, hx, hy, h, hole, off = hub_query(vehicle, terrain, x, y, rot, wheels, map_idx)
     t = torch.stack((x, y, z), 1)
     gap = z + off_b[2] - r - h  # (K, N)
     # The paper's forces at rest: v = 0 and d = 0 for the wheels within d_eps, solved by the
@@ -75,13 +89,13 @@ def rigid_drop(vehicle, terrain, x, y, yaw, mi, d_eps, gravity, max_iter, dt, to
     A = dt * dt * Wf.transpose(1, 2) @ (Minv.view(1, 3, 1) * Wf)
     b = dt * dt * (Wf.transpose(1, 2) @ (Minv * WgG).unsqueeze(-1)).squeeze(-1)
     f = _svd_forces(A, b, contact, rtol)
-    cx, cy, _ = rotate(E, vehicle.com)
+    cx, cy, _ = rotate(rot, vehicle.com)
     dx, dy = (off_b[0] - cx).T, (off_b[1] - cy).T
     res_f = (f.sum(1) - m * g).abs()
     res_m = torch.maximum((f * dx).sum(1).abs(), (f * dy).sum(1).abs())
     scale = torch.maximum(dx.abs().amax(1), dy.abs().amax(1)).clamp_min(1e-3)
     stable = (res_f <= 1e-6 * m * g) & (res_m <= 1e-6 * m * g * scale)
-    return assemble(vehicle, torch.stack((yaw, pitch, roll), 1), E, t, wheels, h, hole, off,
+    return assemble(vehicle, torch.stack((yaw, pitch, roll), 1), rot, t, wheels, h, hole, off,
                     d_eps, gravity, done, iters, gap=gap, forces=f.T, stable=stable, offs=off_b,
                     loads=loads)
 

@@ -37,28 +37,28 @@ def four_wheel(vehicle: Vehicle, terrain: HeightMap, x, y, yaw, map_index=None, 
     the lowest height among the other wheels (flagged in ``wheel_hole``/``hole``).
     ``loads=False`` skips the per-wheel quantities (:meth:`GroundContact.with_loads`).
     """
-    x, y, yaw, mi = pose_inputs(terrain, x, y, yaw, map_index)
+    x, y, yaw, map_idx = pose_inputs(terrain, x, y, yaw, map_index)
     rx, ry = body_columns(vehicle, x, "rectangle")  # (4, 1) each
     c, s = torch.cos(yaw), torch.sin(yaw)
     px, py = place_points(x, y, c, s, rx, ry)  # (4, N)
-    h, hole, off = query(terrain, px, py, mi)
+    h, hole, off = query(terrain, px, py, map_idx)
     h = fill_holes(h, hole, 0.0)
     z_fl, z_fr, z_rl, z_rr = h.unbind(0)
     z_front, z_rear = 0.5 * (z_fl + z_fr), 0.5 * (z_rl + z_rr)
     z_left, z_right = 0.5 * (z_fl + z_rl), 0.5 * (z_fr + z_rr)
     pitch = torch.atan((z_rear - z_front) / vehicle.wheel_base)
     roll = torch.atan((z_left - z_right) / vehicle.track_width)
-    E = rot_zyx_entries(yaw, pitch, roll)
+    rot = rot_zyx_entries(yaw, pitch, roll)
     t = torch.stack((x, y, z_rear + vehicle.wheel_radius), dim=1)
     wheels = body_columns(vehicle, x)
     if vehicle.is_rectangle:
         wh, whole, woff = h, hole, off
     else:  # other layouts: their own planar positions, projected down
         wx, wy = place_points(x, y, c, s, wheels[0], wheels[1])
-        wh, whole, woff = query(terrain, wx, wy, mi)
+        wh, whole, woff = query(terrain, wx, wy, map_idx)
         wh = fill_holes(wh, whole, 0.0)
     ones = torch.ones_like(x, dtype=torch.bool)
     iters = torch.ones_like(x, dtype=torch.int32)
-    return assemble(vehicle, torch.stack((yaw, pitch, roll), 1), E, t, wheels, wh,
+    return assemble(vehicle, torch.stack((yaw, pitch, roll), 1), rot, t, wheels, wh,
                     whole, woff, d_eps, gravity, ones, iters, loads=loads)
 

@@ -190,7 +190,7 @@ def _com_inside(hx, hy, cx, cy) -> torch.Tensor:
     return (s >= 0).all(1) | (s <= 0).all(1)
 
 
-def rigid_plane(vehicle, terrain, x, y, yaw, mi, d_eps, gravity, max_iter, tol,
+def rigid_plane(vehicle, terrain, x, y, yaw, map_idx, d_eps, gravity, max_iter, tol,
                 init_roll=None, init_pitch=None, loads: bool = True) -> GroundContact:
     """The plane method on checked inputs (:func:`~offroad_env.ground.rigid_contact`)."""
     dtype = x.dtype
@@ -204,12 +204,12 @@ def rigid_plane(vehicle, terrain, x, y, yaw, mi, d_eps, gravity, max_iter, tol,
     def plane(roll, pitch, idx=None) -> PlanePass:
         """The facet for attitude (roll, pitch) of the poses ``idx`` (None: all)."""
         xs, ys, yws = (x, y, yaw) if idx is None else (x[idx], y[idx], yaw[idx])
-        ms = mi if (mi is None or idx is None) else mi[:, idx]
+        ms = map_idx if (map_idx is None or idx is None) else map_idx[:, idx]
         com_b = tuple(subset(c, idx) for c in vehicle.com)  # per-env (VehicleBatch)
         r = subset(vehicle.wheel_radius, idx)
-        E = rot_zyx_entries(yws, pitch, roll)
-        offs, hx, hy, h, hole, off = hub_query(vehicle, terrain, xs, ys, E, wheels, ms)
-        cx, cy, _ = rotate(E, com_b)
+        rot = rot_zyx_entries(yws, pitch, roll)
+        offs, hx, hy, h, hole, off = hub_query(vehicle, terrain, xs, ys, rot, wheels, ms)
+        cx, cy, _ = rotate(rot, com_b)
         if quad:
             n, p, found = _quad_plane(hx, hy, h + r, xs + cx, ys + cy, inside=False)
         else:
@@ -267,13 +267,13 @@ def rigid_plane(vehicle, terrain, x, y, yaw, mi, d_eps, gravity, max_iter, tol,
             iters = iters.index_add(0, idx, torch.ones_like(idx, dtype=torch.int32))
             last = PlanePass(*(_put(o, n, idx, ax) for n, o, ax in zip(res, last, _ENV_AXIS)))
     offs, h, hole, off, n, p, found = last
-    E = rot_zyx_entries(yaw, att_pitch, att_roll)
+    rot = rot_zyx_entries(yaw, att_pitch, att_roll)
     if quad:  # the centre of mass inside the hub quadrilateral (else no facet holds it)
-        cx, cy, _ = rotate(E, vehicle.com)
+        cx, cy, _ = rotate(rot, vehicle.com)
         found = _com_inside(x + offs[0], y + offs[1], x + cx, y + cy)
     # origin height: the hub plane through the facet, at the origin's (x, y)
     z0 = p[2] - (n[0] * (x - p[0]) + n[1] * (y - p[1])) / n[2]
     t = torch.stack((x, y, z0), 1)
     converged = (change <= tol) & found
-    return assemble(vehicle, torch.stack((yaw, att_pitch, att_roll), 1), E, t, wheels, h, hole,
+    return assemble(vehicle, torch.stack((yaw, att_pitch, att_roll), 1), rot, t, wheels, h, hole,
                     off, d_eps, gravity, converged, iters, offs=offs, loads=loads)
