@@ -1,9 +1,13 @@
 """offroad-env: Gymnasium environments for wheeled robots on height-map terrain.
 
 The physics is one batched torch core (first dimension = environment index): vehicles
-(:mod:`offroad_env.vehicle`), ground following (:mod:`offroad_env.ground`), dynamics
-(:mod:`offroad_env.dynamics`), the simulator (:mod:`offroad_env.sim`) and the Gymnasium classes
-(:class:`OffroadVectorEnv`, :class:`OffroadEnv`) on top of the :mod:`terrain` package.
+(:mod:`offroad_env.vehicle`), dynamics and actuation (:mod:`offroad_env.dynamics`,
+:mod:`offroad_env.actuation`), ground following (the :mod:`offroad_env.ground` package), sensors,
+observation terms, reward terms and end reasons (:mod:`offroad_env.sensors`,
+:mod:`offroad_env.observations`, :mod:`offroad_env.tasks`) over one state
+(:mod:`offroad_env.state`), orchestrated by :class:`Simulator` (:mod:`offroad_env.sim`), with
+the Gymnasium classes (:class:`OffroadVectorEnv`, :class:`OffroadEnv`) on top, all on the
+:mod:`terrain` package. ARCHITECTURE.md draws the house.
 
 Importing the package registers the environments::
 

@@ -9,6 +9,8 @@ import numpy as np
 
 from terrain import preview_image
 
+rom .rotations import place_points
+
 __all__ = ["Renderer"]
 
 
@@ -78,9 +80,9 @@ class Renderer:
         corners = [(max(xs) + r_w, max(ys)), (max(xs) + r_w, min(ys)),
                    (min(xs) - r_w, min(ys)), (min(xs) - r_w, max(ys))]
         bx, by = float(sim.state.x[env]), float(sim.state.y[env])
-        poly = [px(bx + c * a - sn * b, by + sn * a + c * b) for a, b in corners]
+        poly = [px(*place_points(bx, by, c, sn, a, b)) for a, b in corners]
         d.polygon(poly, outline=(0, 0, 0), fill=(230, 60, 40))
-        nose = px(bx + c * (max(xs) + r_w), by + sn * (max(xs) + r_w))
+        nose = px(*place_points(bx, by, c, sn, max(xs) + r_w, 0.0))
         d.line([px(bx, by), nose], fill=(0, 0, 0), width=2)
         roll = math.degrees(float(sim.state.contact.roll[env]))
         pitch = math.degrees(float(sim.state.contact.pitch[env]))

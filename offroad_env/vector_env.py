@@ -3,24 +3,12 @@
 
 Spec sheet
 ----------
-* Observations ``(N, D)`` float32 tensors on the env's device; the layout comes from
-  ``config.obs_terms`` (see ``env.obs_layout`` and :mod:`offroad_env.observations`). Default
-  terms (nav task):
-
-  ==============  ===  ==========================================  ===================
-  term            dim  meaning (frame, unit)                       bounds
-  ==============  ===  ==========================================  ===================
-  z_rel           1    base_link height above the ground [m]       [-2, 2]
-  roll_pitch      2    roll, pitch [rad]                           [-pi/2, pi/2]
-  yaw_sincos      2    sin, cos of yaw                             [-1, 1]
-  body_velocity   3    forward, left speed [m/s]; yaw rate [rad/s]  2x the maxima
-  imu             6    specific force [m/s^2], rate [rad/s], body  +-10 g, +-20 rad/s
-  goal            2    goal in the yaw-aligned body frame [m]      +-map diagonal
-  prev_action     2    the previous (clipped) action               [-1, 1]
-  ==============  ===  ==========================================  ===================
-
-  The velocity task has ``command`` (speed [m/s], yaw rate [rad/s]) instead of ``goal``; a
-  ``height_scan`` term is added with ``config.height_scan``.
+* Observations ``(N, D)`` float32 tensors on the env's device, the terms of
+  ``config.obs_terms`` in order (``env.obs_layout`` gives their slices). The table of terms with
+  their frames, units and bounds is :mod:`offroad_env.observations`; the nav task's default is
+  ``z_rel, roll_pitch, yaw_sincos, body_velocity, imu, goal, prev_action`` (18 values), the
+  velocity task has ``command`` instead of ``goal``, and ``config.height_scan`` adds
+  ``height_scan``.
 * Actions ``(N, 2)`` in [-1, 1] (clipped): unicycle ``(v, omega)`` scaled by ``max_speed`` and
   ``max_yaw_rate``; Ackermann ``(v, steering rate)``; skid-steer ``(left, right)`` wheel speed
   targets scaled by ``max_speed / wheel_radius``. NaN/inf raise ValueError naming the envs (or,

@@ -24,7 +24,7 @@ def test_sb3_ppo_learns_flat_navigation():
     from stable_baselines3 import PPO
     from stable_baselines3.common.vec_env import VecMonitor
 
-    from offroad_env.sim import TaskConfig
+    from offroad_env.config import TaskConfig
     from wrappers import SB3VecEnv
 
     def make():
