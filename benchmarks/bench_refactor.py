@@ -5,7 +5,9 @@
 Each round runs every configuration of :mod:`bench_envs` (vector env at N = 1, 64, 1024, 4096
 and the single env, unicycle + four_wheel and skid_steer + rigid_contact, eager, one thread) in
 a fresh process for each checkout in turn, so both see the same machine state; prints each
-configuration's median over the rounds and the new/old ratio.
+configuration's median over the rounds and the new/old ratio. It also counts the torch operators
+each step dispatches (over 40 steps with autoresets), a figure the machine's noise cannot move:
+equal counts mean equal work.
 """
 
 from __future__ import annotations
@@ -18,14 +20,35 @@ import sys
 from pathlib import Path
 
 CHILD = r"""
-import json, sys, numpy as np, torch, gymnasium as gym
+import collections, json, sys, numpy as np, torch, gymnasium as gym
+from torch.utils._python_dispatch import TorchDispatchMode
 sys.path.insert(0, sys.argv[1])
 sys.path.insert(0, sys.argv[1] + "/benchmarks")
 from bench_envs import COMBOS, rate
 from offroad_env import OffroadEnv, OffroadVectorEnv
 torch.set_num_threads(1)
 seconds = float(sys.argv[2])
-out = {}
+
+
+class Count(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.n = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.n += 1
+        return func(*args, **(kwargs or {}))
+
+
+def ops(step):
+    c = Count()
+    with c:
+        for _ in range(40):
+            step()
+    return c.n / 40
+
+
+out, counts = {}, {}
 for name, kw in COMBOS.items():
     for n in (1, 64, 1024, 4096):
         env = OffroadVectorEnv(num_envs=n, max_episode_steps=500, **kw)
@@ -33,6 +56,9 @@ for name, kw in COMBOS.items():
         acts = torch.rand(n, 2, generator=torch.Generator().manual_seed(0)) * 2 - 1
         with torch.inference_mode():
             out[f"vector | {name} | {n}"] = rate(lambda: env.step(acts), n, seconds)
+        short = OffroadVectorEnv(num_envs=n, max_episode_steps=20, **kw)
+        short.reset(seed=0)
+        counts[f"vector | {name} | {n}"] = ops(lambda: short.step(acts))
     single = gym.wrappers.TimeLimit(OffroadEnv(**kw), 500)
     single.reset(seed=0)
     a1 = np.array([0.5, -0.2], dtype=np.float32)
@@ -42,7 +68,8 @@ for name, kw in COMBOS.items():
             single.reset()
     with torch.inference_mode():
         out[f"single | {name} | 1"] = rate(step1, 1, seconds)
-print(json.dumps(out))
+    counts[f"single | {name} | 1"] = ops(step1)
+print(json.dumps({"rate": out, "ops": counts}))
 """
 
 
@@ -61,12 +88,14 @@ def main(argv=None):
                                  capture_output=True, text=True, check=True)
             runs[side].append(json.loads(res.stdout.strip().splitlines()[-1]))
             print(f"# round {r + 1} {side} done", file=sys.stderr, flush=True)
-    print("| env | model | N | old env-steps/s | new env-steps/s | new / old |")
-    print("|---|---|---|---|---|---|")
-    for key in runs["old"][0]:
-        old = statistics.median(x[key] for x in runs["old"])
-        new = statistics.median(x[key] for x in runs["new"])
-        print(f"| {key} | {old:,.0f} | {new:,.0f} | {new / old:.2f} |")
+    print("| env | model | N | old env-steps/s | new env-steps/s | new / old "
+          "| old ops/step | new ops/step |")
+    print("|---|---|---|---|---|---|---|---|")
+    for key in runs["old"][0]["rate"]:
+        old = statistics.median(x["rate"][key] for x in runs["old"])
+        new = statistics.median(x["rate"][key] for x in runs["new"])
+        print(f"| {key} | {old:,.0f} | {new:,.0f} | {new / old:.2f} "
+              f"| {runs['old'][0]['ops'][key]:.1f} | {runs['new'][0]['ops'][key]:.1f} |")
 
 
 if __name__ == "__main__":

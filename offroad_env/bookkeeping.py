@@ -23,10 +23,9 @@ def time_limit(steps: torch.Tensor, terminated: torch.Tensor, reason: torch.Tens
     """``(truncated, reason)`` after a step: truncated ``(N,)`` bool where the episode reached
     ``max_episode_steps`` (never with None), and the end reasons with
     :attr:`EndReason.TIME_LIMIT` where an episode was truncated without terminating."""
-    if max_episode_steps is not None:
-        truncated = steps >= max_episode_steps
-    else:
-        truncated = torch.zeros_like(terminated)
+    if max_episode_steps is None:
+        return torch.zeros_like(terminated), reason
+    truncated = steps >= max_episode_steps
     reason = torch.where(truncated & ~terminated,
                          torch.full_like(reason, int(EndReason.TIME_LIMIT)), reason)
     return truncated, reason
