@@ -27,11 +27,17 @@ from .ground import GroundContact, place
 from .observations import Observer
 from .params import nominal_params, update_params
 from .sensors import imu_at_rest, imu_step, sensor_pose
-from .spawn import spawn_with_redraws
+from .spawn import MAX_REDRAWS, check_goal_range, spawn_with_redraws
 from .state import SimState
 from .vehicle import VehicleBatch, preset
 
 __all__ = ["Simulator"]
+
+#: plane passes of the rigid placement in a step, warm-started at the last attitude. On rough
+#: ground 94 % of poses reach the fixed point in 4, 98.4 % in 8, 99.3 % in 16 (float32); where
+#: one has not (``GroundContact.settled``), its support is not judged that step (the tilt
+#: limits still are). Eager CPU steps run the passes after the second on unsettled poses only.
+WARM_PASSES = 8
 
 
 def _build_maps(cfg: SimConfig) -> HeightMap:
@@ -64,6 +70,7 @@ class Simulator:
         self.dtype = dtype
         self.vehicle = preset(cfg.vehicle)
         self.maps = _build_maps(cfg).to(device=self.device, dtype=dtype)
+        check_goal_range(self.maps, cfg.task)
         self.observer = Observer(cfg, self.vehicle, self.maps, self.action_dim, dtype,
                                  self.device)
         self.obs_dim = self.observer.dim
@@ -124,6 +131,7 @@ class Simulator:
         if maps.size != self.maps.size or maps.bounds != self.maps.bounds:
             raise ValueError(f"terrain {maps!r} must cover the env's map: size "
                              f"{self.maps.size}, bounds {self.maps.bounds}")
+        check_goal_range(maps, self.cfg.task)
         self.maps = maps.to(device=self.device, dtype=self.dtype)
 
     def set_keys(self, keys: torch.Tensor, mask: torch.Tensor) -> None:
@@ -160,9 +168,12 @@ class Simulator:
         ``start_pose``: optional ``(N, 3)`` planar rear-axle pose ``(x, y, yaw)`` [m, m, rad]
         used instead of the random spawn (the goal and command are still drawn).
 
-        On the CPU only the masked environments are computed (their indices are read on the
-        host); on an accelerator (``subset_resets`` off) every environment is, and the masked
-        rows are kept: no host sync, except one per redraw round on maps with holes.
+        Every reset environment starts on a stable rest with its goal at ``goal_distance`` in
+        the map less the margin: spawns that are not are drawn again from the environment's own
+        stream (a ``start_pose`` is kept as given). On the CPU only the masked environments are
+        computed (their indices are read on the host); on an accelerator (``subset_resets`` off)
+        every environment is, and the masked rows are kept, with one host sync per check round
+        (goals and holes, then the rest).
         """
         for hook in self._reset_hooks:
             hook(mask)
@@ -178,21 +189,55 @@ class Simulator:
             idx = torch.nonzero(mask).squeeze(1)
             if idx.numel() == self.n:
                 idx = None
-        use = mask if idx is None else torch.ones_like(idx, dtype=torch.bool)
         if start is not None and idx is not None:
             start = start[idx]
-        s = spawn_with_redraws(lambda k, adv: self._draw(k, idx, adv), use, self.maps,
-                               self.vehicle, self.cfg.task, start)
-        st.restart(mask, idx, later=("sensor_pos_w", "prev_rot_sw", "accel_s", "prev_distance"),
-                   x=s.x, y=s.y, yaw=s.yaw, map_index=s.map_index,
-                   goal_w=torch.stack((s.goal_x, s.goal_y), 1),
-                   command=torch.stack((s.cmd_speed, s.cmd_yaw_rate), 1))
-        gc = self._place_rows(mask, idx)  # the reset rows' placement; the sensor rests there
+        gc = self._start_episodes(mask, idx, start)
+        if start is None:  # a spawn off a stable rest is drawn again from its own stream
+            for _ in range(MAX_REDRAWS):
+                bad = self._unrestful(gc, idx) & (mask if idx is None else True)
+                if not bool(bad.any()):
+                    break
+                if idx is None:
+                    self._start_episodes(bad, None, None)
+                else:
+                    rows = idx[bad]
+                    self._start_episodes(torch.zeros_like(mask).index_fill_(0, rows, True),
+                                         rows, None)
+                gc = st.contact if idx is None else st.contact[idx]
+            else:
+                raise RuntimeError(f"no stable spawn in {MAX_REDRAWS} draws for environment "
+                                   f"rows {torch.nonzero(bad).flatten().tolist()[:20]}: the "
+                                   "terrain is too steep for the vehicle")
         p, R = sensor_pose(gc, self.cfg.imu.offset)
         goal = st.goal_w if idx is None else st.goal_w[idx]
         st.put(mask, idx, sensor_pos_w=p, prev_rot_sw=R, accel_s=imu_at_rest(R, self.cfg.gravity),
                prev_distance=torch.linalg.vector_norm(goal - gc.base_position[:, :2], dim=1))
         return self.observe()
+
+    def _start_episodes(self, mask: torch.Tensor, idx: torch.Tensor | None,
+                        start: torch.Tensor | None) -> GroundContact:
+        """Draw spawns for the masked rows (``idx``: their indices, or None for all N rows),
+        restart their state and place them; returns the placement of those rows (all N rows
+        when ``idx`` is None)."""
+        use = mask if idx is None else torch.ones_like(idx, dtype=torch.bool)
+        s = spawn_with_redraws(lambda k, adv: self._draw(k, idx, adv), use, self.maps,
+                               self.vehicle, self.cfg.task, start)
+        self.state.restart(mask, idx, later=("sensor_pos_w", "prev_rot_sw", "accel_s",
+                                             "prev_distance"),
+                           x=s.x, y=s.y, yaw=s.yaw, map_index=s.map_index,
+                           goal_w=torch.stack((s.goal_x, s.goal_y), 1),
+                           command=torch.stack((s.cmd_speed, s.cmd_yaw_rate), 1))
+        return self._place_rows(mask, idx)
+
+    def _unrestful(self, gc: GroundContact, idx: torch.Tensor | None) -> torch.Tensor:
+        """``(M,)`` bool: the placed rows (``idx``, or all) are not at a stable rest: past the
+        static tip limits, or (rigid contact) not converged or not held by their wheels."""
+        def rows(v):
+            return v if idx is None or not isinstance(v, torch.Tensor) else v[idx]
+        bad = tasks.tipped_over(gc.roll, gc.pitch, rows(self.roll_limit), rows(self.pitch_limit))
+        if self.cfg.ground == "rigid_contact":
+            bad = bad | ~gc.converged | ~gc.stable
+        return bad
 
     def _place_rows(self, mask: torch.Tensor, idx: torch.Tensor | None) -> GroundContact:
         """Place the reset environments cold and merge them into ``state.contact``; returns
@@ -207,7 +252,7 @@ class Simulator:
             gc = self._place(warm=False).with_loads()  # as a step leaves it: one graph, not two
             st.contact = gc if st.contact is None else st.contact.merge_rows(gc, mask)
         elif self._cold_fn is None:
-            gc = self._place(warm=False, idx=idx)
+            gc = self._place(warm=False, idx=idx).with_loads()
             st.contact = st.contact.merge_rows(gc, idx=idx)
         else:
             B = self._cold_chunk
@@ -228,7 +273,8 @@ class Simulator:
         st, cfg = self.state, self.cfg
         kw = {"d_eps": cfg.d_eps, "gravity": cfg.gravity, "loads": False}
         if cfg.ground == "rigid_contact" and warm and st.contact is not None:
-            kw.update(init_roll=st.contact.roll, init_pitch=st.contact.pitch, max_iter=4)
+            kw.update(init_roll=st.contact.roll, init_pitch=st.contact.pitch,
+                      max_iter=WARM_PASSES)
         if idx is None:
             return place(cfg.ground, self._veh, self.maps, st.x, st.y, st.yaw, st.map_index,
                          **kw)
@@ -306,8 +352,11 @@ class Simulator:
         st.steps = st.steps + 1
         dist = torch.linalg.vector_norm(st.goal_w - gc.base_position[:, :2], dim=1)
         reached = (dist < cfg.task.goal_radius) if nav else torch.zeros_like(dist, dtype=torch.bool)
+        # lost support is judged on a rest only: a pose the step's passes cut short is not one
+        # (its loads are those of a passing attitude; the next step goes on from it)
         tipped = tasks.tipped_over(gc.roll, gc.pitch, self.roll_limit, self.pitch_limit,
-                                   gc.stable if cfg.ground == "rigid_contact" else None)
+                                   gc.stable | ~gc.settled if cfg.ground == "rigid_contact"
+                                   else None)
         q = tasks.StepQuantities(
             distance=dist, prev_distance=st.prev_distance, reached=reached, nav=nav,
             body_velocity=body_velocity(st, cfg.dynamics), command=st.command, roll=gc.roll,

@@ -13,12 +13,16 @@ from terrain import HeightMap
 from .rotations import place_points
 from .vehicle import Vehicle
 
-__all__ = ["Spawn", "SPAWN_DRAWS", "draw_spawn", "in_hole", "spawn_with_redraws"]
+__all__ = ["Spawn", "SPAWN_DRAWS", "draw_spawn", "in_hole", "spawn_with_redraws", "free_area",
+           "goal_fits", "check_goal_range"]
 
 #: uniforms drawn per environment for one spawn
 SPAWN_DRAWS = 8
-#: redraw rounds for spawns or goals over holes
-MAX_REDRAWS = 16
+#: redraw rounds for spawns whose goal does not fit or that touch a hole
+MAX_REDRAWS = 64
+#: the least share of spawns with room for their goal that a configuration may have (then 64
+#: rounds all fail for fewer than one reset in 10^9)
+MIN_GOAL_SHARE = 0.3
 
 
 class Spawn(NamedTuple):
@@ -36,12 +40,47 @@ class Spawn(NamedTuple):
     map_index: torch.Tensor
 
 
+def free_area(maps: HeightMap, task) -> tuple[float, float, float, float]:
+    """``(x0, x1, y0, y1)`` [m]: the map less the spawn margin (capped at 45 % of each side),
+    where spawns and goals lie."""
+    x0, x1, y0, y1 = maps.bounds
+    m = min(task.spawn_margin, 0.45 * (x1 - x0), 0.45 * (y1 - y0))
+    return x0 + m, x1 - m, y0 + m, y1 - m
+
+
+def check_goal_range(maps: HeightMap, task) -> float:
+    """The share of spawns whose goal fits the free area (estimated from 4096 fixed draws);
+    raise ValueError where it is below :data:`MIN_GOAL_SHARE` (the redraws would often run out:
+    the map's free area is too small for ``task.goal_distance``)."""
+    if task.kind != "nav":
+        return 1.0
+    u = torch.rand(4096, SPAWN_DRAWS, generator=torch.Generator().manual_seed(0),
+                   dtype=torch.float64)
+    share = float(goal_fits(draw_spawn(u, maps.to(dtype=torch.float64), task, None), maps,
+                            task).double().mean())
+    if share < MIN_GOAL_SHARE:
+        x0, x1, y0, y1 = free_area(maps, task)
+        raise ValueError(f"goal_distance {task.goal_distance} m hardly fits the map: only "
+                         f"{100 * share:.1f} % of spawns have room for a goal in its free area "
+                         f"(the map less spawn_margin {task.spawn_margin} m: {x1 - x0:g} x "
+                         f"{y1 - y0:g} m); use a smaller goal_distance or spawn_margin, or a "
+                         "larger map")
+    return share
+
+
+def goal_fits(s: "Spawn", maps: HeightMap, task) -> torch.Tensor:
+    """``(N,)`` bool: the goal lies in the free area (:func:`free_area`)."""
+    x0, x1, y0, y1 = free_area(maps, task)
+    return (s.goal_x >= x0) & (s.goal_x <= x1) & (s.goal_y >= y0) & (s.goal_y <= y1)
+
+
 def draw_spawn(u: torch.Tensor, maps: HeightMap, task, start_pose: torch.Tensor | None
                ) -> Spawn:
     """A spawn from ``u`` ``(N, SPAWN_DRAWS)`` uniforms: a pose uniform over the map less the
     ``task.spawn_margin`` (a :class:`~offroad_env.config.TaskConfig`), or ``start_pose``
-    ``(N, 3)``; the goal at a uniform distance in ``task.goal_distance`` and a uniform bearing,
-    clamped into the map less the margin; uniform commands; a uniform map of the stack."""
+    ``(N, 3)``; the goal at a uniform distance in ``task.goal_distance`` and a uniform bearing
+    (it may fall outside the free area: :func:`spawn_with_redraws` draws such spawns again);
+    uniform commands; a uniform map of the stack."""
     x0, x1, y0, y1 = maps.bounds
     m = min(task.spawn_margin, 0.45 * (x1 - x0), 0.45 * (y1 - y0))
     sx = x0 + m + u[:, 0] * (x1 - x0 - 2 * m)
@@ -51,8 +90,8 @@ def draw_spawn(u: torch.Tensor, maps: HeightMap, task, start_pose: torch.Tensor 
         sx, sy, syaw = start_pose[:, 0], start_pose[:, 1], start_pose[:, 2]
     d = task.goal_distance[0] + u[:, 3] * (task.goal_distance[1] - task.goal_distance[0])
     bearing = (2 * u[:, 4] - 1) * math.pi
-    gx = (sx + d * torch.cos(bearing)).clamp(x0 + m, x1 - m)
-    gy = (sy + d * torch.sin(bearing)).clamp(y0 + m, y1 - m)
+    gx = sx + d * torch.cos(bearing)
+    gy = sy + d * torch.sin(bearing)
     cmd_v = task.command_speed[0] + u[:, 5] * (task.command_speed[1] - task.command_speed[0])
     cmd_w = task.command_yaw_rate[0] + u[:, 6] * (task.command_yaw_rate[1]
                                                   - task.command_yaw_rate[0])
@@ -81,19 +120,32 @@ def in_hole(maps: HeightMap, vehicle: Vehicle, s: Spawn, check_spawn: bool) -> t
 def spawn_with_redraws(draw: Callable[[int, torch.Tensor], torch.Tensor], use: torch.Tensor,
                        maps: HeightMap, vehicle: Vehicle, task,
                        start_pose: torch.Tensor | None) -> Spawn:
-    """A spawn for each selected environment; on maps with holes, a spawn with a wheel over a
-    hole, or a goal in one, is drawn again (up to :data:`MAX_REDRAWS` times) from the
-    environment's own stream, so sub-env i still equals a single env.
+    """A spawn for each selected environment. A spawn whose goal falls outside the free area
+    (nav task), or, on maps with holes, with a wheel over a hole or a goal in one, is drawn
+    again from the environment's own stream (so sub-env i still equals a single env), up to
+    :data:`MAX_REDRAWS` times; then RuntimeError names the environments. One host sync per
+    round.
 
     ``draw(n, advance)`` returns ``n`` uniforms per selected environment and advances the
     streams of those where ``advance`` (bool, one per selected environment) is set; ``use``
     marks the environments being reset."""
+    nav = task.kind == "nav"
     spawn = draw_spawn(draw(SPAWN_DRAWS, use), maps, task, start_pose)
-    if maps.has_holes:
-        for _ in range(MAX_REDRAWS):
-            bad = use & in_hole(maps, vehicle, spawn, start_pose is None)
-            if not bool(bad.any()):
-                break
-            new = draw_spawn(draw(SPAWN_DRAWS, bad), maps, task, start_pose)
-            spawn = Spawn(*(torch.where(bad, a, b) for a, b in zip(new, spawn)))
-    return spawn
+    if not (nav or maps.has_holes):
+        return spawn
+    for _ in range(MAX_REDRAWS):
+        bad = torch.zeros_like(use)
+        if nav:
+            bad = ~goal_fits(spawn, maps, task)
+        if maps.has_holes:
+            bad = bad | in_hole(maps, vehicle, spawn, start_pose is None)
+        bad = bad & use
+        if not bool(bad.any()):
+            return spawn
+        new = draw_spawn(draw(SPAWN_DRAWS, bad), maps, task, start_pose)
+        spawn = Spawn(*(torch.where(bad, a, b) for a, b in zip(new, spawn)))
+    rows = torch.nonzero(bad).flatten().tolist()
+    raise RuntimeError(f"no spawn with a goal in the map (goal_distance {task.goal_distance}) "
+                       f"clear of holes in {MAX_REDRAWS} draws for environment rows {rows[:20]}; "
+                       "use a smaller goal_distance or spawn_margin, or a map with fewer holes"
+                       + ("" if start_pose is None else " or another start_pose"))

@@ -219,10 +219,11 @@ def weighted_reward(terms: dict[str, torch.Tensor], weights: RewardWeights) -> t
 
 def end_reason(goal: torch.Tensor, hole: torch.Tensor, off_map: torch.Tensor,
                tipped: torch.Tensor) -> torch.Tensor:
-    """``(N,)`` int64 :class:`EndReason` codes of the ``(N,)`` bool end conditions; where
-    several hold, the later argument wins (tip-over over off-map over hole over goal)."""
+    """``(N,)`` int64 :class:`EndReason` codes of the ``(N,)`` bool end conditions. Where
+    several hold, the cause wins over its consequences: a wheel over a hole over a wheel off the
+    map over tip-over (a hole or the map's edge tilts the body) over the goal."""
     reason = torch.zeros(goal.shape, dtype=torch.int64, device=goal.device)
-    for code, cond in ((EndReason.GOAL_REACHED, goal), (EndReason.HOLE, hole),
-                       (EndReason.OFF_MAP, off_map), (EndReason.TIP_OVER, tipped)):
+    for code, cond in ((EndReason.GOAL_REACHED, goal), (EndReason.TIP_OVER, tipped),
+                       (EndReason.OFF_MAP, off_map), (EndReason.HOLE, hole)):
         reason = torch.where(cond, torch.full_like(reason, int(code)), reason)
     return reason

@@ -14,6 +14,7 @@ from offroad_env.config import OBS_TERMS
 from offroad_env.dynamics import SkidSteerParams
 from offroad_env.observations import TERMS
 from offroad_env.state import STREAM_FIELDS, SimState
+from offroad_env.vehicle import husky
 
 FLAT = terrain.FlatConfig(size=(20.0, 20.0), resolution=(0.1, 0.1))
 
@@ -64,18 +65,29 @@ def test_every_state_field_restarts_on_reset_except_the_streams():
 
 
 # ------------------------------------------------------------------ spawning
-def test_spawns_and_goals_keep_the_margin_and_the_distance_range():
-    maps = terrain.make_heightmap(FLAT)
-    task = TaskConfig(goal_distance=(2.0, 3.0), spawn_margin=4.0)
-    u = torch.rand(4096, spawn.SPAWN_DRAWS, generator=torch.Generator().manual_seed(0))
-    s = spawn.draw_spawn(u, maps, task, None)
-    x0, x1, y0, y1 = maps.bounds
-    for v, lo, hi in ((s.x, x0, x1), (s.y, y0, y1), (s.goal_x, x0, x1), (s.goal_y, y0, y1)):
-        assert bool((v >= lo + 4.0 - 1e-5).all() and (v <= hi - 4.0 + 1e-5).all())
+def test_goals_keep_the_distance_range_and_the_margin_over_1e5_resets():
+    maps = terrain.make_heightmap(FLAT)  # 20 x 20 m: a 12 x 12 m free area
+    task = TaskConfig(goal_distance=(2.0, 6.0), spawn_margin=4.0)
+    n = 100_000
+    g = torch.Generator().manual_seed(0)
+    s = spawn.spawn_with_redraws(lambda k, adv: torch.rand(n, k, generator=g),
+                                 torch.ones(n, dtype=torch.bool), maps, husky(), task, None)
+    d = torch.hypot(s.goal_x - s.x, s.goal_y - s.y)
+    assert float(d.min()) >= 2.0 - 1e-4 and float(d.max()) <= 6.0 + 1e-4  # clamping broke this
+    for v in (s.x, s.y, s.goal_x, s.goal_y):
+        assert float(v.min()) >= -6.0 - 1e-5 and float(v.max()) <= 6.0 + 1e-5
     assert (s.map_index == 0).all() and (s.yaw.abs() <= math.pi).all()
-    start = torch.tensor([[1.0, -2.0, 0.5]]).expand(4096, 3)
-    p = spawn.draw_spawn(u, maps, task, start)
+    start = torch.tensor([[1.0, -2.0, 0.5]]).expand(n, 3)
+    p = spawn.spawn_with_redraws(lambda k, adv: torch.rand(n, k, generator=g),
+                                 torch.ones(n, dtype=torch.bool), maps, husky(), task, start)
     assert (p.x == 1.0).all() and (p.yaw == 0.5).all()
+    assert float(torch.hypot(p.goal_x - 1.0, p.goal_y + 2.0).min()) >= 2.0 - 1e-4
+
+
+def test_a_goal_range_the_map_cannot_hold_is_refused_up_front():
+    with pytest.raises(ValueError, match="goal_distance"):
+        Simulator(SimConfig(terrain=FLAT, num_maps=1, task=TaskConfig(goal_distance=(30.0, 40.0))),
+                  1)
 
 
 # ------------------------------------------------------------------ observations

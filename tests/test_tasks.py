@@ -82,12 +82,13 @@ def test_static_tip_limits_are_atan_of_half_track_and_axle_distance_over_com_hei
 
 def test_end_reason_codes_and_the_precedence_of_simultaneous_conditions():
     b = lambda *v: torch.tensor(v)  # noqa: E731
+    # a hole (or the map's edge) tilts the body: the cause is reported, not the tip-over
     reason = tasks.end_reason(goal=b(True, True, True, True, False),
-                              hole=b(False, True, True, True, False),
+                              tipped=b(False, True, True, True, False),
                               off_map=b(False, False, True, True, False),
-                              tipped=b(False, False, False, True, False))
-    assert reason.tolist() == [EndReason.GOAL_REACHED, EndReason.HOLE, EndReason.OFF_MAP,
-                               EndReason.TIP_OVER, EndReason.NONE]
+                              hole=b(False, False, False, True, False))
+    assert reason.tolist() == [EndReason.GOAL_REACHED, EndReason.TIP_OVER, EndReason.OFF_MAP,
+                               EndReason.HOLE, EndReason.NONE]
     assert reason.dtype == torch.int64
 
 

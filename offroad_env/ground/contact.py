@@ -80,7 +80,12 @@ class GroundContact:
         wheel_hole: ``(N, K)`` bool, the terrain under the wheel is a hole (NaN).
         wheel_off_map: ``(N, K)`` bool, the wheel is outside the map.
         hole, off_map: ``(N,)`` bool, any wheel is over a hole / off the map.
-        converged: ``(N,)`` bool, the method's iteration reached its tolerance.
+        converged: ``(N,)`` bool, the method's iteration reached its tolerance at a rest that
+            holds the centre of mass (``settled`` and a support found).
+        settled: ``(N,)`` bool, the iteration reached its fixed point (the attitude stopped
+            changing), whether or not the wheels hold the centre of mass there; False only where
+            the iteration limit cut it short, so the pose is not yet a rest (judge tip-over only
+            where it is True).
         iterations: ``(N,)`` int, iterations the method used for each environment.
         rear_axle_pose: ``(4, 4)`` the vehicle's pose of the rear-axle frame in base_link (shared
             by all environments).
@@ -102,6 +107,7 @@ class GroundContact:
     hole: torch.Tensor
     off_map: torch.Tensor
     converged: torch.Tensor
+    settled: torch.Tensor
     iterations: torch.Tensor
     rear_axle_pose: torch.Tensor = field(metadata=SHARED)
     loads: WheelLoads | None = field(default=None, repr=False)
@@ -201,12 +207,12 @@ class GroundContact:
 
 def assemble(vehicle: Vehicle, ypr, rot, t, wheels, ground_h, wheel_hole, wheel_off, d_eps,
              gravity, converged, iterations, gap=None, forces=None, stable=None, offs=None,
-             loads: bool = True) -> GroundContact:
+             loads: bool = True, settled=None) -> GroundContact:
     """The result of a method: the pose from ``ypr`` ``(N, 3)``, rotation entries ``rot`` and
     rear-axle origin ``t`` ``(N, 3)``; the per-wheel inputs (``ground_h``, masks, ``gap``,
     ``forces``) are ``(K, N)``, the result's per-wheel fields ``(N, K)`` (transposed views).
     ``loads``: compute the per-wheel quantities now, else keep their inputs
-    (:meth:`GroundContact.with_loads`)."""
+    (:meth:`GroundContact.with_loads`). ``settled`` ``(N,)``: default ``converged``."""
     R = stack_entries(rot)
     T_br = torch.tensor(vehicle.rear_axle_pose, dtype=R.dtype, device=R.device)
     bx, by, bz = rotate(rot, vehicle.base_offset)
@@ -217,7 +223,8 @@ def assemble(vehicle: Vehicle, ypr, rot, t, wheels, ground_h, wheel_hole, wheel_
     gc = GroundContact(
         position=t, rotation=R, ypr=ypr, base_position=base,
         wheel_hole=wheel_hole.T, wheel_off_map=wheel_off.T, hole=wheel_hole.any(0),
-        off_map=wheel_off.any(0), converged=converged, iterations=iterations,
+        off_map=wheel_off.any(0), converged=converged,
+        settled=converged if settled is None else settled, iterations=iterations,
         rear_axle_pose=T_br, load_inputs=inputs)
     return gc.with_loads() if loads else gc
 

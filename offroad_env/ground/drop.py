@@ -97,7 +97,7 @@ def rigid_drop(vehicle, terrain, x, y, yaw, map_idx, d_eps, gravity, max_iter, d
     stable = (res_f <= 1e-6 * m * g) & (res_m <= 1e-6 * m * g * scale)
     return assemble(vehicle, torch.stack((yaw, pitch, roll), 1), rot, t, wheels, h, hole, off,
                     d_eps, gravity, done, iters, gap=gap, forces=f.T, stable=stable, offs=off_b,
-                    loads=loads)
+                    loads=loads, settled=done)
 
 
 def _wrenches(roll, pitch, wheels, com_b, weight):

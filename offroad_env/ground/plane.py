@@ -247,6 +247,8 @@ def rigid_plane(vehicle, terrain, x, y, yaw, map_idx, d_eps, gravity, max_iter, 
         res = plane(r0, p0, idx)
         new_roll, new_pitch = attitude_from_normal(res.normal, yaw if idx is None else yaw[idx])
         ch = torch.maximum((new_roll - r0).abs(), (new_pitch - p0).abs())
+        if k == 0:
+            first = res
         if idx is None and k < 2:
             change, att_roll, att_pitch, last = ch, r0, p0, res
             roll, pitch = new_roll, new_pitch
@@ -274,6 +276,10 @@ def rigid_plane(vehicle, terrain, x, y, yaw, map_idx, d_eps, gravity, max_iter, 
     # origin height: the hub plane through the facet, at the origin's (x, y)
     z0 = p[2] - (n[0] * (x - p[0]) + n[1] * (y - p[1])) / n[2]
     t = torch.stack((x, y, z0), 1)
-    converged = (change <= tol) & found
+    settled = change <= tol
+    # a wheel over a hole (or off the map) at the start attitude counts: the hole's deep fill
+    # tilts the body so far that the wheel's hub may no longer lie above it at the rest
+    hole, off = hole | first.hole, off | first.off_map
     return assemble(vehicle, torch.stack((yaw, att_pitch, att_roll), 1), rot, t, wheels, h, hole,
-                    off, d_eps, gravity, converged, iters, offs=offs, loads=loads)
+                    off, d_eps, gravity, settled & found, iters, offs=offs, loads=loads,
+                    settled=settled)
