@@ -24,7 +24,7 @@ $(VENV)/.integration: $(STAMP)
 	touch $@
 
 demo: $(STAMP)
-	$(VENV)/bin/offroad-env demo --out outputs/demo
+	$(VENV)/bin/offroad-env demo --out outputs/demo --force
 
 test: $(STAMP)
 	$(PY) -m pytest -q

@@ -26,23 +26,40 @@ def check_action(action, n: int, action_dim: int, device, dtype, nan_action: str
     dtype, bad-row mask (n,) bool)``. Raises ValueError on another device or shape, and
     (``nan_action="raise"``) on a non-finite value, naming the environments; with
     ``nan_action="zero"`` non-finite rows become 0 and are flagged."""
-    a = torch.as_tensor(action)
+    if action is None:
+        raise ValueError(f"action is None; expected {n} x {action_dim} finite numbers in [-1, 1]")
+    try:
+        a = torch.as_tensor(action)
+    except (TypeError, ValueError, RuntimeError) as exc:
+        raise ValueError(f"action {action!r} is not a numeric array ({exc})") from None
+    if a.requires_grad:  # a policy's output: keep no autograd graph alive in the env
+        a = a.detach()
+    if a.is_complex() or a.dtype == torch.bool or not (a.is_floating_point()
+                                                       or a.dtype in _INT_DTYPES):
+        raise ValueError(f"action dtype {a.dtype} is not accepted; actions are real numbers "
+                         "(float or int)")
     dev = torch.device(device)
     if a.device.type != dev.type or (dev.index is not None and a.device.index != dev.index):
         raise ValueError(f"action is on {a.device}, the environment on {dev}")
     if a.shape != (n, action_dim):
         raise ValueError(f"action must have shape {(n, action_dim)}, got {tuple(a.shape)}")
+    given_finite = torch.isfinite(a).all(1)
     a = a.to(dtype)
     bad = ~torch.isfinite(a).all(1)
     if nan_action == "raise":
         if bool(bad.any()):
             idx = torch.nonzero(bad).flatten().tolist()
-            raise ValueError(f"non-finite (NaN or inf) action in environment(s) {idx[:20]}"
+            what = ("non-finite (NaN or inf)" if not bool(given_finite[bad].all())
+                    else f"out of {dtype} range")
+            raise ValueError(f"{what} action in environment(s) {idx[:20]}"
                              f"{' ...' if len(idx) > 20 else ''}; actions must be finite "
                              "numbers in [-1, 1] (or set nan_action='zero')")
     else:
         a = torch.where(bad.unsqueeze(1), torch.zeros_like(a), a)
     return a.clamp(-1.0, 1.0), bad
+
+
+_INT_DTYPES = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
 
 
 class Drive(NamedTuple):

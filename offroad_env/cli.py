@@ -33,6 +33,19 @@ class CliError(Exception):
     """A user error: printed without a traceback, exit status 2."""
 
 
+def _count(minimum: int):
+    """An argparse type: an int >= ``minimum`` (else exit status 2 with the value named)."""
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if v < minimum:
+            raise argparse.ArgumentTypeError(f"{v} is not an integer >= {minimum}")
+        return v
+    return parse
+
+
 def _check_writable(paths, force: bool):
     for p in paths:
         if Path(p).exists() and not force:
@@ -145,6 +158,9 @@ def cmd_demo(args) -> int:
     from . import demo
 
     out = Path(args.out)
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not args.force)):
+        raise CliError(f"{out} is a file" if not out.is_dir() else
+                       f"{out} is not empty; pass --force to overwrite its outputs")
     try:
         report = demo.run(out, seed=args.seed, envs=args.envs, steps=args.steps,
                           terrain_spec=args.terrain, vehicle=args.vehicle,
@@ -163,9 +179,11 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="run the main job: the seed's terrain and drive, then "
                                        "the vector env")
     demo.add_argument("--out", default="outputs/demo", help="output folder (default %(default)s)")
-    demo.add_argument("--seed", type=int, default=0)
-    demo.add_argument("--envs", type=int, default=256, help="vehicles in the env demo")
-    demo.add_argument("--steps", type=int, default=200, help="steps of the env demo")
+    demo.add_argument("--seed", type=_count(0), default=0)
+    demo.add_argument("--envs", type=_count(1), default=256, help="vehicles in the env demo")
+    demo.add_argument("--steps", type=_count(1), default=200, help="steps of the env demo")
+    demo.add_argument("--force", action="store_true",
+                      help="overwrite the outputs of an earlier demo in --out")
     demo.add_argument("--terrain", default="peaks",
                       help="a generator name (" + ", ".join(n for n in GENERATORS if n != "sum")
                       + ") or a map file (.png/.npy/.txt); default %(default)s, the seed's map")

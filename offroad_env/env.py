@@ -36,6 +36,10 @@ class OffroadEnv(SimulatorSeams, gym.Env):
                  render_mode: str | None = None, max_episode_steps: int | None = None,
                  compile: bool = False, **overrides):
         cfg = make_config(task, config, **overrides)
+        if max_episode_steps is not None and (int(max_episode_steps) != max_episode_steps
+                                              or max_episode_steps < 1):
+            raise ValueError(f"max_episode_steps must be an int >= 1 or None, got "
+                             f"{max_episode_steps!r}")
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
         self.sim = Simulator(cfg, 1, device="cpu", dtype=torch.float32, compile=compile)
@@ -73,14 +77,22 @@ class OffroadEnv(SimulatorSeams, gym.Env):
         return obs[0].numpy().copy(), {}
 
     def step(self, action):
-        a = np.asarray(action, dtype=np.float32)
+        if isinstance(action, torch.Tensor):
+            action = action.detach().cpu().numpy()
+        raw = np.asarray(action)
+        if raw.dtype.kind not in "fiu":
+            raise ValueError(f"action {action!r} is not an array of real numbers (dtype "
+                             f"{raw.dtype}); expected {self.action_space.shape} floats in [-1, 1]")
+        with np.errstate(over="ignore"):
+            a = raw.astype(np.float32)
         if a.shape != self.action_space.shape:
             raise ValueError(f"action must have shape {self.action_space.shape}, got {a.shape}")
         if np.isfinite(a).all():  # the common case, checked in numpy (no tensor round trip)
             at = torch.from_numpy(np.clip(a, -1.0, 1.0).reshape(1, -1))
             obs, reward, terminated, info = self.sim.step_checked(at, self._no_bad)
         else:  # the simulator raises, or zeroes and flags it (nan_action="zero")
-            obs, reward, terminated, info = self.sim.step(torch.from_numpy(a.reshape(1, -1)))
+            obs, reward, terminated, info = self.sim.step(
+                torch.from_numpy(np.ascontiguousarray(raw).reshape(1, -1)))
         keys = self._reward_keys
         truncated, reason = time_limit(self.sim.state.steps, terminated, info["end_reason"],
                                        self.max_episode_steps)

@@ -43,10 +43,12 @@ __all__ = ["OffroadVectorEnv"]
 
 
 def _masked(info: dict, mask: torch.Tensor) -> dict:
+    """``info`` with Gymnasium's ``_key`` masks; each mask is its own copy (a caller that writes
+    into one changes neither the env's state nor another entry)."""
     out = {}
     for k, v in info.items():
         out[k] = v
-        out[f"_{k}"] = mask
+        out[f"_{k}"] = mask.clone()
     return out
 
 
@@ -165,8 +167,12 @@ class OffroadVectorEnv(SimulatorSeams, VectorEnv):
     def step(self, actions):
         if self.closed:
             raise RuntimeError("step() on a closed environment")
-        actions = torch.as_tensor(actions, device=self.device) if not isinstance(
-            actions, torch.Tensor) else actions
+        if not isinstance(actions, torch.Tensor) and actions is not None:
+            try:
+                actions = torch.as_tensor(np.asarray(actions), device=self.device)
+            except (TypeError, ValueError, RuntimeError) as exc:
+                raise ValueError(f"actions must be a ({self.num_envs}, 2) array of numbers: "
+                                 f"{exc}") from None
         mode = self.autoreset_mode
         if mode == AutoresetMode.DISABLED and bool(self._done.any()):
             idx = torch.nonzero(self._done).flatten().tolist()
@@ -189,7 +195,7 @@ class OffroadVectorEnv(SimulatorSeams, VectorEnv):
                 terminated = terminated & ~pending
                 truncated = truncated & ~pending
                 done = terminated | truncated
-                out_info["_end_reason"] = done
+                out_info["_end_reason"] = done.clone()
                 for k in list(out_info):
                     if k.startswith("_reward/") or k == "_bad_action":
                         out_info[k] = ~pending
@@ -200,9 +206,9 @@ class OffroadVectorEnv(SimulatorSeams, VectorEnv):
                 final_info = {k: v for k, v in out_info.items()}
                 obs = self.sim.reset(done)
                 out_info["final_obs"] = final_obs
-                out_info["_final_obs"] = done
+                out_info["_final_obs"] = done.clone()
                 out_info["final_info"] = final_info
-                out_info["_final_info"] = done
+                out_info["_final_info"] = done.clone()
         else:
             self._done = done
         if self._renderer is not None:

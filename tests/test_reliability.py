@@ -76,3 +76,97 @@ def test_no_goal_is_reached_on_the_first_step():
     assert float(d.min()) > lo - 1e-4 and float(d.max()) < hi + 1e-4
     _, _, _, _, info = env.step(torch.zeros(4096, 2))
     assert not bool((info["end_reason"] == EndReason.GOAL_REACHED).any())
+
+
+# ------------------------------------------------------------------ actions and infos
+def test_actions_with_autograd_are_detached_and_odd_actions_are_clear_errors():
+    env = OffroadVectorEnv(num_envs=4)
+    env.reset(seed=0)
+    w = torch.ones(4, 2, requires_grad=True)
+    obs, *_ = env.step(w * 0.5)
+    assert not obs.requires_grad and not env.state_view().x.requires_grad
+    obs.numpy()  # no "requires grad" error later
+    with pytest.raises(ValueError, match="None"):
+        env.step(None)
+    with pytest.raises(ValueError, match="dtype"):
+        env.step(torch.zeros(4, 2, dtype=torch.complex64))
+    with pytest.raises(ValueError, match="range"):
+        env.step(torch.full((4, 2), 1e300, dtype=torch.float64))
+    with pytest.raises(ValueError, match="non-finite"):
+        env.step(torch.full((4, 2), float("nan")))
+
+
+@pytest.mark.parametrize("mode", ["NextStep", "SameStep", "Disabled"])
+def test_info_masks_are_copies_a_caller_may_write(mode):
+    def run(scribble):
+        env = OffroadVectorEnv(num_envs=8, max_episode_steps=3, autoreset_mode=mode)
+        env.reset(seed=0)
+        out = []
+        for _ in range(7):
+            if mode == "Disabled" and bool(env._done.any()):
+                env.reset(options={"reset_mask": env._done.clone()})
+            obs, r, term, trunc, info = env.step(torch.full((8, 2), 0.3))
+            out.append(obs.clone())
+            if scribble:
+                for k, v in info.items():
+                    if k.startswith("_"):
+                        v.fill_(True)
+        return torch.stack(out)
+    assert torch.equal(run(False), run(True))
+
+
+def test_single_env_validates_its_time_limit():
+    with pytest.raises(ValueError, match="max_episode_steps"):
+        OffroadEnv(max_episode_steps=0)
+
+
+def test_single_env_odd_actions_are_clear_errors():
+    env = OffroadEnv()
+    env.reset(seed=0)
+    for bad, match in ((None, "real numbers"), (np.array([1 + 2j, 0]), "real numbers"),
+                       (np.array([1e300, 0.0]), "range"), (np.array([np.nan, 0.0]), "non-finite")):
+        with pytest.raises(ValueError, match=match):
+            env.step(bad)
+    env.step(torch.tensor([0.5, 0.1], requires_grad=True))
+
+
+# ------------------------------------------------------------------ files: ids and overwrites
+def test_a_checkpoint_env_id_is_checked_before_any_import(tmp_path):
+    import sys
+
+    from train import evaluate as ev
+    from train import ppo
+    run = tmp_path / "run"
+    ppo.train(ppo.PPOConfig(num_envs=8, num_steps=8, total_steps=64, num_minibatches=2,
+                            update_epochs=1, hidden=(8,), out=str(run), progress=False))
+    state = torch.load(run / "checkpoint.pt", weights_only=True)
+    state["config"]["env_id"] = "this:Zen-v0"
+    bad = tmp_path / "bad.pt"
+    torch.save(state, bad)
+    sys.modules.pop("this", None)
+    assert ev.main([str(bad), "--out", str(tmp_path / "ev"), "--episodes", "2"]) == 2
+    assert "this" not in sys.modules  # the module was never imported
+    with pytest.raises(ValueError, match="registered offroad ids"):
+        ppo.check_env_id("CartPole-v1")
+    # resuming into another run's folder would overwrite its checkpoint and config
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "config.json").write_text("{}")
+    with pytest.raises(FileExistsError, match="not empty"):
+        ppo.train(ppo.PPOConfig(num_envs=8, num_steps=8, total_steps=128, num_minibatches=2,
+                                update_epochs=1, hidden=(8,), out=str(other), progress=False),
+                  resume=str(run / "checkpoint.pt"))
+    assert (other / "config.json").read_text() == "{}"
+
+
+def test_demo_refuses_to_overwrite_and_rejects_bad_counts(tmp_path, capsys):
+    from offroad_env.cli import main
+    out = tmp_path / "demo"
+    out.mkdir()
+    (out / "report.json").write_text("mine")
+    assert main(["demo", "--out", str(out), "--envs", "4", "--steps", "3"]) == 2
+    assert (out / "report.json").read_text() == "mine"
+    with pytest.raises(SystemExit) as exc:
+        main(["demo", "--out", str(tmp_path / "x"), "--steps", "-3"])
+    assert exc.value.code == 2
+    assert "-3" in capsys.readouterr().err

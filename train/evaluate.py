@@ -226,14 +226,17 @@ def _main(args) -> int:
     state = None
     if args.checkpoint:
         _, state = load_checkpoint(args.checkpoint)  # fails early on a bad file
-    env_id = args.env_id or (state["config"]["env_id"] if state else "offroad_env/OffroadNav-v0")
+    env_id = args.env_id or (state["config"].get("env_id") if state else
+                             "offroad_env/OffroadNav-v0")
+    check_env_id(env_id)  # before any gym.make: a checkpoint's id must not import a module
     if args.out:
         out = Path(args.out)
     elif args.checkpoint:
         out = Path(args.checkpoint).parent / "eval"
     else:
         out = Path("runs") / f"eval_{policy}"
-    files = ["eval.json", "frames.png"] + ([VIDEO] if args.video else [])
+    files = ["eval.json", "frames.png", "eval_outcomes.png", "eval_attitude.png"] + (
+        [VIDEO] if args.video else [])
     if not args.force:
         for f in files:
             if (out / f).exists():

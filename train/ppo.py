@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
+import importlib.util
 import json
 import math
 import sys
@@ -202,10 +203,12 @@ class Agent(nn.Module):
 
 
 # ---------------------------------------------------------------------- env and checkpoints
-def check_env_id(env_id: str) -> None:
-    """Raise ValueError naming the registered offroad ids if ``env_id`` is not registered."""
-    if env_id not in gym.registry:
-        known = sorted(k for k in gym.registry if k.startswith("offroad_env/"))
+def check_env_id(env_id) -> None:
+    """Raise ValueError naming the registered offroad ids unless ``env_id`` is one of them.
+    Checked before any ``gym.make``: an id such as ``"module:Env-v0"`` makes Gymnasium import
+    ``module``, so an id read from a file must never reach it unchecked."""
+    known = sorted(k for k in gym.registry if k.startswith("offroad_env/"))
+    if not isinstance(env_id, str) or env_id not in known:
         raise ValueError(f"unknown env id {env_id!r}; registered offroad ids: {known}")
 
 
@@ -366,9 +369,15 @@ def train(cfg: PPOConfig, resume: str | None = None, force: bool = False,
     """Train; returns a summary (last iteration's statistics, steps, wall time)."""
     out = Path(cfg.out)
     ckpt_path = out / "checkpoint.pt"
-    if resume is None and out.exists() and any(out.iterdir()) and not force:
-        raise FileExistsError(f"{out} is not empty; pass --force to overwrite it or --resume "
-                              "to continue its run")
+    # every check before anything is written: a refused run leaves nothing behind
+    if out.exists() and not out.is_dir():
+        raise FileExistsError(f"--out {out} is a file, not a folder")
+    own_run = resume is not None and Path(resume).resolve().parent == out.resolve()
+    if out.exists() and any(out.iterdir()) and not force and not own_run:
+        raise FileExistsError(f"{out} is not empty; pass --force to overwrite it, or --resume "
+                              f"{out / 'checkpoint.pt'} to continue its run")
+    if cfg.tensorboard and importlib.util.find_spec("tensorboard") is None:
+        raise ImportError("--tensorboard needs the tensorboard package (pip install tensorboard)")
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     torch.manual_seed(cfg.seed)
