@@ -128,6 +128,17 @@ class SimulatorSeams:
         self.sim.set_terrain(maps)
         self.invalidate_render_cache()
 
+    def set_episode_steps(self, steps) -> None:
+        """Set every environment's elapsed steps in its episode (``(N,)`` ints >= 0): the time
+        limit counts on from there. Training spreads them at its first reset so that episodes
+        do not all end together."""
+        st = self.sim.state
+        s = torch.as_tensor(steps, device=st.steps.device)
+        if s.shape != st.steps.shape or s.is_floating_point() or bool((s < 0).any()):
+            raise ValueError(f"steps must be {tuple(st.steps.shape)} integers >= 0, got "
+                             f"{s.dtype} {tuple(s.shape)}")
+        st.steps = s.to(torch.int64).clone()
+
     def draw_uniform(self, n: int, salt: int) -> torch.Tensor:
         """``(N, n)`` uniforms from each environment's own random stream, salted (so they are
         independent of the env's own draws) and without advancing it: the same seed gives the

@@ -20,11 +20,13 @@ Checkpoints hold only tensors and plain Python values and are loaded with
 from __future__ import annotations
 
 import argparse
+import collections
 import csv
 import dataclasses
 import importlib.util
 import json
 import math
+import statistics
 import sys
 import time
 from dataclasses import dataclass
@@ -42,7 +44,6 @@ __all__ = ["PPOConfig", "Agent", "check_env_id", "make_vec_env", "train", "load_
            "CheckpointError", "compute_gae", "bootstrap_truncated", "plot_learning_curve", "main"]
 
 CHECKPOINT_FORMAT = "offroad-env-ppo-1"
-SUCCESS, TIP_OVER = int(EndReason.GOAL_REACHED), int(EndReason.TIP_OVER)
 
 
 class CheckpointError(ValueError):
@@ -75,6 +76,11 @@ class PPOConfig:
         tensorboard: write TensorBoard event files (needs the ``tensorboard`` package).
         progress: show a progress bar (tqdm, if installed).
         time_limit_s: stop after this many seconds of training (0: no limit), saving as usual.
+        stats_window: episode statistics (return, length, success and end-reason rates) are
+            over the last this many finished episodes (the log says how many it held).
+        spread_starts: at the first reset, give each env a random elapsed step count in
+            ``[0, max_episode_steps)``, so episodes do not end in lockstep bursts (each env's
+            first, shortened episode is left out of the statistics).
         compile_env: ``torch.compile`` the environment's step (3-5x faster env steps at
             thousands of envs; the first iteration waits for the compile, tens of seconds).
     """
@@ -106,10 +112,13 @@ class PPOConfig:
     tensorboard: bool = False
     progress: bool = True
     time_limit_s: float = 0.0
+    stats_window: int = 100
+    spread_starts: bool = True
     compile_env: bool = False
 
     def __post_init__(self):
-        ints = ("num_envs", "num_steps", "total_steps", "update_epochs", "num_minibatches")
+        ints = ("num_envs", "num_steps", "total_steps", "update_epochs", "num_minibatches",
+                "stats_window")
         for name in ints:
             v = getattr(self, name)
             if int(v) != v or v < 1:
@@ -364,6 +373,39 @@ def _progress(total: int, initial: int, enabled: bool):
     return None
 
 
+class EpisodeWindow:
+    """The last ``size`` finished episodes (return, length, end reason), SB3's way of reporting
+    training statistics: per-iteration rates over the few episodes that happened to end were
+    biased towards the short ones (early successes) and jumped with lockstep bursts."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self.returns: collections.deque = collections.deque(maxlen=size)
+        self.lengths: collections.deque = collections.deque(maxlen=size)
+        self.reasons: collections.deque = collections.deque(maxlen=size)
+
+    def add(self, returns, lengths, reasons) -> None:
+        self.returns.extend(returns)
+        self.lengths.extend(lengths)
+        self.reasons.extend(reasons)
+
+    def stats(self) -> dict:
+        """``window_episodes`` (how many it holds, < size early on), and over them
+        ``return_mean``, ``length_mean``, ``success_rate``, ``tip_over_rate`` and
+        ``<reason>_rate`` of the other end reasons (NaN while empty)."""
+        n = len(self.reasons)
+        out = {"window_episodes": n,
+               "return_mean": statistics.fmean(self.returns) if n else math.nan,
+               "length_mean": statistics.fmean(self.lengths) if n else math.nan}
+        counts = collections.Counter(self.reasons)
+        for r in EndReason:
+            if r == EndReason.NONE:
+                continue
+            key = "success_rate" if r == EndReason.GOAL_REACHED else f"{r.label}_rate"
+            out[key] = counts[int(r)] / n if n else math.nan
+        return out
+
+
 def train(cfg: PPOConfig, resume: str | None = None, force: bool = False,
           env_kwargs: dict | None = None) -> dict:
     """Train; returns a summary (last iteration's statistics, steps, wall time)."""
@@ -414,6 +456,13 @@ def train(cfg: PPOConfig, resume: str | None = None, force: bool = False,
 
     # a resumed run continues the env's random streams from a new seed, not the first one
     obs, _ = env.reset(seed=cfg.seed + start_iteration * N)
+    window = EpisodeWindow(cfg.stats_window)
+    counted = torch.ones(N, dtype=torch.bool, device=device)  # episodes that enter the window
+    limit = env.unwrapped.max_episode_steps
+    if cfg.spread_starts and limit and start_iteration == 0:
+        g = torch.Generator().manual_seed(cfg.seed)
+        env.unwrapped.set_episode_steps(torch.randint(0, limit, (N,), generator=g).to(device))
+        counted = torch.zeros_like(counted)
     bar = _progress(cfg.num_iterations * cfg.batch_size, global_step, cfg.progress)
     t_start = time.perf_counter()
     summary = {}
@@ -422,11 +471,8 @@ def train(cfg: PPOConfig, resume: str | None = None, force: bool = False,
         if cfg.anneal_lr:
             frac = 1.0 - iteration / cfg.num_iterations
             optimizer.param_groups[0]["lr"] = frac * cfg.learning_rate
-        # episode statistics accumulate as tensors: no host sync inside the rollout
-        n_done = torch.zeros((), dtype=torch.int64, device=device)
-        ret_sum = torch.zeros((), **f32)
-        len_sum = torch.zeros((), dtype=torch.int64, device=device)
-        reason_count = torch.zeros(len(EndReason), dtype=torch.int64, device=device)
+        # finished episodes are kept as tensors: no host sync inside the rollout
+        ended = []
         term_sums = torch.zeros(len(term_names), **f32)
         t_roll = time.perf_counter()
         for t in range(T):
@@ -444,11 +490,9 @@ def train(cfg: PPOConfig, resume: str | None = None, force: bool = False,
                 with torch.no_grad():
                     v_final = agent.value(info["final_obs"])
                 reward = bootstrap_truncated(reward, terminated, truncated, v_final, cfg.gamma)
-            n_done += done.sum()
-            ret_sum += torch.where(done, ep_return, torch.zeros_like(ep_return)).sum()
-            len_sum += torch.where(done, ep_length, torch.zeros_like(ep_length)).sum()
-            reason_count += (torch.nn.functional.one_hot(info["end_reason"], len(EndReason))
-                             * done.unsqueeze(1)).sum(0)
+            ended.append((done, done & counted, ep_return.clone(), ep_length.clone(),
+                          info["end_reason"].clone()))
+            counted = counted | done
             ep_return = torch.where(done, torch.zeros_like(ep_return), ep_return)
             ep_length = torch.where(done, torch.zeros_like(ep_length), ep_length)
             obs_buf[t], act_buf[t], logp_buf[t], val_buf[t] = obs, raw, logp, value
@@ -507,20 +551,14 @@ def train(cfg: PPOConfig, resume: str | None = None, force: bool = False,
         agent.update_obs_stats(b_obs)
 
         elapsed = time.perf_counter() - t_start
-        n_ep = int(n_done)
-        counts = reason_count.tolist()
+        done_t, keep, ret_t, len_t, reason_t = (torch.stack(x) for x in zip(*ended))  # (T, N)
+        window.add(ret_t[keep].tolist(), len_t[keep].tolist(), reason_t[keep].tolist())
         row = {
             "iteration": iteration + 1, "global_step": global_step,
             "time_s": round(elapsed, 3), "steps_per_s": round(N * T / rollout_s, 1),
-            "episodes": n_ep,
-            "return_mean": float(ret_sum) / n_ep if n_ep else math.nan,
-            "length_mean": float(len_sum) / n_ep if n_ep else math.nan,
-            "success_rate": counts[SUCCESS] / n_ep if n_ep else math.nan,
-            "tip_over_rate": counts[TIP_OVER] / n_ep if n_ep else math.nan,
+            "episodes": int(done_t.sum()),
+            **window.stats(),
         }
-        for r in EndReason:
-            if r not in (EndReason.NONE, EndReason.GOAL_REACHED, EndReason.TIP_OVER):
-                row[f"{r.label}_rate"] = counts[r] / n_ep if n_ep else math.nan
         for n, v in zip(term_names, (term_sums / T).tolist()):
             row[f"reward/{n}"] = v
         row.update({k: v / max(n_updates, 1) for k, v in stats.items()})
@@ -562,7 +600,7 @@ def plot_learning_curve(csv_path: Path, png_path: Path) -> None:
     x = np.array([float(r["global_step"]) for r in rows])
     col = lambda k: np.array([float(r[k]) for r in rows])  # noqa: E731
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))
-    a1.plot(x, col("return_mean"))
+    a1.plot(x, col("return_mean"))  # window statistics: no gaps once episodes have ended
     a1.set_xlabel("environment steps")
     a1.set_ylabel("mean episode return")
     a1.grid(True, alpha=0.3)
@@ -572,7 +610,7 @@ def plot_learning_curve(csv_path: Path, png_path: Path) -> None:
                                or np.nanmax(col(key), initial=0.0) > 0):
             a2.plot(x, col(key), label=label)
     a2.set_xlabel("environment steps")
-    a2.set_ylabel("rate (episodes ended in the iteration)")
+    a2.set_ylabel("rate (the last finished episodes)")
     a2.set_ylim(-0.02, 1.02)
     a2.grid(True, alpha=0.3)
     a2.legend()
@@ -615,9 +653,9 @@ def main(argv=None) -> int:
     except (ValueError, FileExistsError, ImportError) as exc:
         print(f"train.ppo: error: {exc}", file=sys.stderr)
         return 2
-    print(json.dumps({k: summary[k] for k in ("global_step", "time_s", "return_mean",
-                                              "success_rate", "tip_over_rate", "checkpoint")},
-                     indent=2))
+    print(json.dumps({k: summary[k] for k in ("global_step", "time_s", "window_episodes",
+                                              "return_mean", "success_rate", "tip_over_rate",
+                                              "checkpoint")}, indent=2))
     return 0
 
 
