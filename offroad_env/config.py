@@ -199,6 +199,13 @@ class SimConfig:
             raise ValueError(f"action_repeat must be an int >= 1, got {self.action_repeat!r}")
         if int(self.num_maps) != self.num_maps or self.num_maps < 1:
             raise ValueError(f"num_maps must be an int >= 1, got {self.num_maps!r}")
+        if self.heightmap is not None and not isinstance(self.heightmap, HeightMap):
+            raise ValueError(f"heightmap must be a terrain.HeightMap, got "
+                             f"{type(self.heightmap).__name__}; wrap an array as "
+                             "terrain.HeightMap(heights, resolution)")
+        if not self.terms:
+            raise ValueError("obs_terms is empty (and no height_scan): give at least one of "
+                             f"{OBS_TERMS}")
         unknown = [t for t in self.obs_terms if t not in OBS_TERMS]
         if unknown or len(set(self.obs_terms)) != len(self.obs_terms):
             raise ValueError(f"obs_terms must be distinct names from {OBS_TERMS}, got "
@@ -239,6 +246,9 @@ def make_config(task: str | TaskConfig = "nav", config: SimConfig | None = None,
     ``config``: start from this config instead of the task's default. A :class:`TaskConfig`
     as ``task`` overrides the config's ``task`` field (its ``kind`` picks the defaults).
     """
+    if config is not None and not isinstance(config, SimConfig):
+        raise ValueError(f"config must be a SimConfig, got {config!r}; name a task with task="
+                         f"{TASKS}")
     if isinstance(task, TaskConfig):  # a TaskConfig given as the ``task`` field override
         overrides["task"] = task
         task = task.kind

@@ -31,13 +31,30 @@ from .spawn import MAX_REDRAWS, check_goal_range, spawn_with_redraws
 from .state import SimState
 from .vehicle import VehicleBatch, preset
 
-__all__ = ["Simulator"]
+__all__ = ["Simulator", "check_device"]
 
 #: plane passes of the rigid placement in a step, warm-started at the last attitude. On rough
 #: ground 94 % of poses reach the fixed point in 4, 98.4 % in 8, 99.3 % in 16 (float32); where
 #: one has not (``GroundContact.settled``), its support is not judged that step (the tilt
 #: limits still are). Eager CPU steps run the passes after the second on unsettled poses only.
 WARM_PASSES = 8
+
+
+def check_device(device) -> torch.device:
+    """``device`` as a torch.device; ValueError (naming it and what is accepted) for a name torch
+    does not know or an accelerator this machine lacks."""
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError) as exc:
+        raise ValueError(f"device {device!r} is not a torch device ({exc}); use 'cpu' or "
+                         "'cuda[:i]'") from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {device!r}: CUDA is not available to this torch "
+                         f"({torch.__version__}); use device='cpu'")
+    if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
+        raise ValueError(f"device {device!r}: this machine has {torch.cuda.device_count()} "
+                         "CUDA device(s)")
+    return dev
 
 
 def _build_maps(cfg: SimConfig) -> HeightMap:
@@ -66,7 +83,9 @@ class Simulator:
             raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
         self.cfg = cfg
         self.n = int(num_envs)
-        self.device = torch.device(device)
+        self.device = check_device(device)
+        if dtype not in (torch.float32, torch.float64):
+            raise ValueError(f"dtype must be torch.float32 or torch.float64, got {dtype!r}")
         self.dtype = dtype
         self.vehicle = preset(cfg.vehicle)
         self.maps = _build_maps(cfg).to(device=self.device, dtype=dtype)

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import os
 import warnings
 from pathlib import Path
@@ -65,10 +66,18 @@ def _fail(path, msg) -> TerrainFileError:
     return TerrainFileError(f"{path}: {msg}")
 
 
+def _is_number(v) -> bool:
+    """A real number (Python or numpy), not a bool and not a string holding one: a sidecar's
+    ``"zScale": true`` or ``"resolution": "0.5"`` is an error, not a value."""
+    return isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+
+
 def _positive_pair(value, name, path):
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+    if _is_number(value):
         value = [value, value]
     try:
+        if isinstance(value, (str, bytes)) or not all(_is_number(v) for v in value):
+            raise TypeError
         a, b = (float(v) for v in value)
     except (TypeError, ValueError):
         raise _fail(path, f"{name} must be a number or [x, y], got {value!r}") from None
@@ -78,10 +87,9 @@ def _positive_pair(value, name, path):
 
 
 def _finite(value, name, path, positive=False):
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise _fail(path, f"{name} must be a number, got {value!r}") from None
+    if not _is_number(value):
+        raise _fail(path, f"{name} must be a number, got {value!r}")
+    v = float(value)
     if not math.isfinite(v) or (positive and v <= 0):
         raise _fail(path, f"{name} must be finite{' and > 0' if positive else ''}, got {value!r}")
     return v
@@ -95,6 +103,8 @@ def _read_sidecar(path: Path) -> dict:
         meta = json.loads(side.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise _fail(side, f"unreadable JSON sidecar ({exc})") from None
+    except RecursionError:
+        raise _fail(side, "unreadable JSON sidecar (nested too deeply)") from None
     if not isinstance(meta, dict):
         raise _fail(side, "the sidecar must hold a JSON object")
     return meta
@@ -220,7 +230,7 @@ def _decode_png(path, raw, bits, meta, *, encoding, z_scale, scale, offset):
                               "offset (or an 'encoding' in the sidecar); the Unreal encoding "
                               "needs 16 bits")
         encoding = "unreal"
-    if encoding not in ENCODINGS:
+    if not isinstance(encoding, str) or encoding not in ENCODINGS:
         raise _fail(path, f"encoding must be one of {ENCODINGS}, got {encoding!r}")
     if encoding == "unreal":
         if bits != 16:
@@ -317,7 +327,9 @@ def load(path, *, encoding=None, resolution=None, origin=None, center=None, z_of
     else:
         raise _fail(path, f"unknown height map format {suffix!r}: use .png, .txt or .npy")
     if flip_y is None:
-        flip_y = bool(meta.get("flipY", False))
+        flip_y = meta.get("flipY", False)
+        if not isinstance(flip_y, bool):
+            raise _fail(sidecar_path(path), f"flipY must be true or false, got {flip_y!r}")
     if flip_y:
         h = h[::-1]
     ny, nx = h.shape
@@ -360,7 +372,7 @@ def save(hm: HeightMap, path, *, encoding="unreal", z_scale=None, bits=16, scale
 
         if np.isnan(h).any():
             raise ValueError(f"{path}: PNG cannot store holes (NaN samples); save as .npy or .txt")
-        if encoding not in ENCODINGS:
+        if not isinstance(encoding, str) or encoding not in ENCODINGS:
             raise ValueError(f"{path}: encoding must be one of {ENCODINGS}, got {encoding!r}")
         if encoding == "unreal":
             if bits != 16:

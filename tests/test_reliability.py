@@ -170,3 +170,40 @@ def test_demo_refuses_to_overwrite_and_rejects_bad_counts(tmp_path, capsys):
         main(["demo", "--out", str(tmp_path / "x"), "--steps", "-3"])
     assert exc.value.code == 2
     assert "-3" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ clear errors where input enters
+@pytest.mark.parametrize("kw, match", [
+    (dict(device="banana"), "not a torch device"),
+    (dict(heightmap=np.zeros((10, 10))), "terrain.HeightMap"),
+    (dict(obs_terms=()), "obs_terms is empty"),
+    (dict(config="nav"), "config must be a SimConfig"),
+    (dict(d_eps=-1.0), "d_eps"),
+    (dict(dtype=torch.float16), "dtype")])
+def test_bad_env_arguments_are_one_line_errors(kw, match):
+    with pytest.raises(ValueError, match=match):
+        OffroadVectorEnv(num_envs=2, **kw)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the error without CUDA")
+def test_cuda_without_cuda_is_a_clear_error():
+    with pytest.raises(ValueError, match="CUDA is not available"):
+        OffroadVectorEnv(num_envs=2, device="cuda")
+
+
+def test_bad_checkpoints_and_train_options_are_clear_errors(tmp_path, capsys):
+    from train import ppo
+    empty = tmp_path / "empty.pt"
+    empty.write_bytes(b"")
+    with pytest.raises(ppo.CheckpointError, match="empty"):
+        ppo.load_checkpoint(empty)
+    partial = tmp_path / "partial.pt"
+    torch.save({"format": ppo.CHECKPOINT_FORMAT}, partial)
+    with pytest.raises(ppo.CheckpointError, match="incomplete"):
+        ppo.load_checkpoint(partial)
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    assert ppo.main(["--out", str(afile), "--no-progress"]) == 2
+    assert ppo.main(["--out", str(tmp_path / "r"), "--device", "banana", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "is a file" in err and "banana" in err and "Traceback" not in err

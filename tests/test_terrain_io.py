@@ -333,3 +333,29 @@ def test_save_refuses_stacks_and_values_that_do_not_fit(tmp_path):
         terrain.save(st, tmp_path / "s.png")
     with pytest.raises(ValueError, match="fit"):
         terrain.save(ramp_map(), tmp_path / "s.png", z_scale=1e-4)
+
+
+@pytest.mark.parametrize("key, value, match", [
+    ("flipY", "false", "flipY"), ("flipY", 0, "flipY"), ("zScale", True, "zScale"),
+    ("zScale", "2.0", "zScale"), ("resolution", [0.5, "0.5"], "resolution"),
+    ("resolution", True, "resolution"), ("origin", [0.0, False], "origin"),
+    ("encoding", ["unreal"], "encoding")])
+def test_sidecar_fields_of_the_wrong_type_are_named_errors(tmp_path, key, value, match):
+    hm = HeightMap(np.outer(np.arange(5.0), np.ones(4)), 1.0)
+    path = tmp_path / "m.png"
+    terrain.save(hm, path)
+    side = terrain.sidecar_path(path)
+    meta = json.loads(side.read_text())
+    meta[key] = value
+    side.write_text(json.dumps(meta))
+    with pytest.raises(TerrainFileError, match=match) as exc:
+        terrain.load(path)
+    assert "m." in str(exc.value)  # names the file
+
+
+def test_a_deeply_nested_sidecar_is_a_clear_error(tmp_path):
+    path = tmp_path / "m.npy"
+    np.save(path, np.zeros((3, 3)))
+    terrain.sidecar_path(path).write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(TerrainFileError, match="sidecar"):
+        terrain.load(path)

@@ -38,6 +38,7 @@ import torch
 from torch import nn
 
 import offroad_env  # noqa: F401  (registers the ids)
+from offroad_env.sim import check_device
 from offroad_env.tasks import EndReason
 
 __all__ = ["PPOConfig", "Agent", "check_env_id", "make_vec_env", "train", "load_checkpoint", "save_checkpoint",
@@ -134,6 +135,7 @@ class PPOConfig:
             v = getattr(self, name)
             if not 0 <= v <= 1:
                 raise ValueError(f"{name} must be in [0, 1], got {v!r}")
+        check_device(self.device)
         if not self.hidden or any(int(h) != h or h < 1 for h in self.hidden):
             raise ValueError(f"hidden must be a non-empty list of sizes >= 1, got {self.hidden!r}")
         object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))  # normalised
@@ -267,12 +269,17 @@ def load_checkpoint(path, env=None, device="cpu") -> tuple[Agent, dict]:
     try:
         state = torch.load(path, map_location=device, weights_only=True)
     except Exception as exc:  # corrupt, truncated, not a torch file, unsafe pickle
+        first = (str(exc).splitlines() or ["empty file" if path.stat().st_size == 0 else ""])[0]
         raise CheckpointError(f"checkpoint {path} cannot be read ({type(exc).__name__}: "
-                              f"{str(exc).splitlines()[0][:200]})") from None
+                              f"{first[:200]})") from None
     if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
         raise CheckpointError(f"{path} is not an offroad-env PPO checkpoint (format "
                               f"{state.get('format') if isinstance(state, dict) else None!r}, "
                               f"expected {CHECKPOINT_FORMAT!r})")
+    missing = [k for k in ("model", "config", "obs_layout", "obs_dim", "act_dim", "iteration",
+                           "global_step") if k not in state]
+    if missing or not isinstance(state["config"], dict):
+        raise CheckpointError(f"{path} is an incomplete checkpoint (missing {missing or 'config'})")
     if env is not None:
         layout = obs_layout(env)
         if layout != state["obs_layout"]:
@@ -650,7 +657,7 @@ def main(argv=None) -> int:
     try:
         cfg = PPOConfig(**args)
         summary = train(cfg, resume=resume, force=force)
-    except (ValueError, FileExistsError, ImportError) as exc:
+    except (ValueError, OSError, ImportError, CheckpointError) as exc:
         print(f"train.ppo: error: {exc}", file=sys.stderr)
         return 2
     print(json.dumps({k: summary[k] for k in ("global_step", "time_s", "window_episodes",
