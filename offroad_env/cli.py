@@ -166,7 +166,7 @@ def cmd_demo(args) -> int:
                           terrain_spec=args.terrain, vehicle=args.vehicle,
                           dynamics=args.dynamics, ground=args.ground, plots=not args.no_plots,
                           duration=args.duration)
-    except (ValueError, ImportError) as exc:
+    except (ValueError, ImportError, OSError) as exc:
         raise CliError(str(exc)) from None
     demo.print_report(report, out)
     return 0
@@ -208,7 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "holes":
             g.add_argument("--base", choices=[n for n in GENERATORS if n not in ("holes", "sum")],
                            default=None, help="terrain to punch holes in (default flat)")
-        g.add_argument("--seed", type=int, default=0)
+        g.add_argument("--seed", type=_count(0), default=0)
         g.add_argument("-o", "--out", required=True, help="output .png, .npy or .txt")
         g.add_argument("--force", action="store_true", help="overwrite existing files")
         g.set_defaults(func=cmd_generate)

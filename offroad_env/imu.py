@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from .rotations import matmul3, matvec3
+from .rotations import matmul3, matvec3, norm3
 
 __all__ = ["specific_force", "angular_rate"]
 
@@ -30,8 +30,12 @@ def angular_rate(R_prev: torch.Tensor, R: torch.Tensor, dt: float) -> torch.Tens
     M = matmul3(R_prev.transpose(-1, -2), R)
     s = 0.5 * torch.stack((M[..., 2, 1] - M[..., 1, 2], M[..., 0, 2] - M[..., 2, 0],
                            M[..., 1, 0] - M[..., 0, 1]), -1)
-    sin_t = torch.linalg.vector_norm(s, dim=-1)
+    sin_t = norm3(s)
     cos_t = 0.5 * (M[..., 0, 0] + M[..., 1, 1] + M[..., 2, 2] - 1.0)
-    theta = torch.atan2(sin_t, cos_t)
+    # atan2 evaluated in float64 and rounded: torch's vectorized and scalar atan2 may differ in
+    # the last bit, and which one an element gets depends on the batch size N; rounded from
+    # float64 the float32 result no longer does (sub-env i equals the single env)
+    theta = torch.atan2(sin_t.double(), cos_t.double()).to(sin_t.dtype) \
+        if sin_t.dtype == torch.float32 else torch.atan2(sin_t, cos_t)
     scale = torch.where(sin_t > 1e-7, theta / sin_t.clamp_min(1e-7), torch.ones_like(theta))
     return s * (scale / dt).unsqueeze(-1)

@@ -10,20 +10,29 @@ from __future__ import annotations
 import torch
 
 __all__ = ["rot_zyx", "rot_zyx_entries", "stack_entries", "make_transform", "matmul3",
-           "matvec3", "place_points"]
+           "matvec3", "norm3", "place_points"]
 
 
 def matmul3(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
-    """``A @ B`` for ``(..., 3, 3)`` matrices (broadcast), as a multiply and a sum over the
-    inner index: a compiled step fuses it into its kernel, where a batched ``@`` of 3 x 3
-    matrices is a separate BLAS call (costly at small N, and ~5 % of the step at N = 4096)."""
-    return (A.unsqueeze(-1) * B.unsqueeze(-3)).sum(-2)
+    """``A @ B`` for ``(..., 3, 3)`` matrices (broadcast), written out as three elementwise
+    multiply-adds: a compiled step fuses them into its kernel (a batched ``@`` of 3 x 3 matrices
+    is a separate BLAS call), and unlike a ``sum`` over the inner index their rounding does not
+    depend on the batch size (a reduction kernel vectorizes differently at other N, so sub-env i
+    of a vector env would differ from the single env in the last bit)."""
+    return (A[..., :, 0:1] * B[..., 0:1, :] + A[..., :, 1:2] * B[..., 1:2, :]
+            + A[..., :, 2:3] * B[..., 2:3, :])
 
 
 def matvec3(A: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """``A @ v`` for ``(..., 3, 3)`` matrices and ``(..., 3)`` vectors (broadcast); see
     :func:`matmul3`."""
-    return (A * v.unsqueeze(-2)).sum(-1)
+    v = v.unsqueeze(-2)
+    return A[..., 0] * v[..., 0] + A[..., 1] * v[..., 1] + A[..., 2] * v[..., 2]
+
+
+def norm3(v: torch.Tensor) -> torch.Tensor:
+    """Euclidean norm over the last dimension of size 3, written out (see :func:`matmul3`)."""
+    return torch.sqrt(v[..., 0] * v[..., 0] + v[..., 1] * v[..., 1] + v[..., 2] * v[..., 2])
 
 
 def rot_zyx_entries(yaw: torch.Tensor, pitch: torch.Tensor, roll: torch.Tensor):

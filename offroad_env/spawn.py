@@ -100,16 +100,23 @@ def draw_spawn(u: torch.Tensor, maps: HeightMap, task, start_pose: torch.Tensor 
 
 
 def in_hole(maps: HeightMap, vehicle: Vehicle, s: Spawn, check_spawn: bool) -> torch.Tensor:
-    """``(N,)`` bool: the goal, or (``check_spawn``) a wheel of the level vehicle at the spawn
-    or of its footprint grown by 25 % about the centre, lies over a hole."""
+    """``(N,)`` bool: the goal, or (``check_spawn``) a point of the level vehicle's footprint
+    lies over a hole. The footprint is the wheels' bounding box grown by 25 % about its centre
+    (room for a first step's motion and turn), sampled at half the map's resolution (a hole
+    between a few checked points would end the episode on its first step)."""
     bad = torch.isnan(maps.height(s.goal_x, s.goal_y, s.map_index))
     if check_spawn:
         kw = dict(dtype=s.x.dtype, device=s.x.device)
-        wx = torch.tensor([p[0] for p in vehicle.wheel_positions], **kw)
-        wy = torch.tensor([p[1] for p in vehicle.wheel_positions], **kw)
-        cx, cy = wx.mean(), wy.mean()
-        px = torch.cat((wx, cx + 1.25 * (wx - cx)))
-        py = torch.cat((wy, cy + 1.25 * (wy - cy)))
+        xs = [p[0] for p in vehicle.wheel_positions]
+        ys = [p[1] for p in vehicle.wheel_positions]
+        step = 0.5 * min(maps.resolution)
+        axes = []
+        for lo, hi in ((min(xs), max(xs)), (min(ys), max(ys))):
+            c, half = 0.5 * (lo + hi), 0.625 * (hi - lo)
+            n = min(64, int(math.ceil(2 * half / step)) + 1)
+            axes.append(torch.linspace(c - half, c + half, n, **kw))
+        gx, gy = torch.meshgrid(*axes, indexing="ij")
+        px, py = gx.reshape(-1), gy.reshape(-1)
         c, s_ = torch.cos(s.yaw).unsqueeze(1), torch.sin(s.yaw).unsqueeze(1)
         hx, hy = place_points(s.x.unsqueeze(1), s.y.unsqueeze(1), c, s_, px, py)
         h = maps.height(hx, hy, s.map_index.unsqueeze(1).expand_as(hx))

@@ -23,6 +23,9 @@ __all__ = [
     "make_heightmap", "grid_xy", "peaks", "perlin_fbm", "gaussian_smooth",
 ]
 
+#: the most samples a generated map may have (the file loaders' DEFAULT_MAX_PIXELS)
+MAX_SAMPLES = 64 * 1024 * 1024
+
 
 def _check_pair(value, name, positive=True):
     if len(value) != 2:
@@ -66,6 +69,10 @@ class TerrainConfig:
         if nx < 2 or ny < 2:
             raise ValueError(f"size {self.size} at resolution {self.resolution} gives {nx} x {ny} "
                              "samples; at least 2 per axis are needed")
+        if nx * ny > MAX_SAMPLES:
+            raise ValueError(f"size {self.size} at resolution {self.resolution} gives {nx} x {ny} "
+                             f"samples; at most {MAX_SAMPLES:,} are generated (the file loaders' "
+                             "limit): use a coarser resolution or a smaller size")
 
     @property
     def samples(self) -> tuple[int, int]:

@@ -207,3 +207,45 @@ def test_bad_checkpoints_and_train_options_are_clear_errors(tmp_path, capsys):
     assert ppo.main(["--out", str(tmp_path / "r"), "--device", "banana", "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert "is a file" in err and "banana" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(dynamics="ackermann"), dict(dynamics="skid_steer"),
+                                dict(dynamics="skid_steer", ground="rigid_contact")])
+def test_sub_env_i_equals_the_single_env_at_large_n(kw):
+    # four-wheel: bit for bit (the gyro's atan2 took torch's vectorized or scalar path depending
+    # on N, 1.8e-7 apart); rigid contact: within the bounds the README states (its plane passes
+    # run on the unsettled poses only, a batch of another size)
+    n = 64
+    venv = OffroadVectorEnv(num_envs=n, **kw)
+    venv.reset(seed=5)
+    picks = (0, 17, 63)
+    singles = [OffroadEnv(**kw) for _ in picks]
+    for s, i in zip(singles, picks):
+        s.reset(seed=5 + i)
+    imu = [(a, b) for name, a, b in venv.obs_layout if name == "imu"][0]
+    rigid = kw.get("ground") == "rigid_contact"
+    g = np.random.default_rng(0)
+    for _ in range(100):
+        a = g.uniform(-1, 1, (n, 2)).astype(np.float32)
+        ov, rv, _, _, _ = venv.step(torch.from_numpy(a))
+        for s, i in zip(singles, picks):
+            o, r, term, trunc, _ = s.step(a[i])
+            d = np.abs(o - ov[i].numpy())
+            if rigid:
+                rest = np.delete(d, np.arange(*imu))
+                assert rest.max() < 1e-5 and d[imu[0]:imu[1]].max() < 1e-2
+                assert abs(r - float(rv[i])) < 1e-5
+            else:
+                assert d.max() == 0 and r == float(rv[i]), (i, d.max())
+            if term or trunc:
+                s.reset()
+
+
+def test_terrain_cli_bad_seed_and_absurd_grid_are_clear_errors(tmp_path, capsys):
+    from offroad_env.cli import main
+    with pytest.raises(SystemExit) as exc:
+        main(["terrain", "generate", "perlin", "-o", str(tmp_path / "a.png"), "--seed", "-1"])
+    assert exc.value.code == 2
+    assert main(["terrain", "generate", "perlin", "-o", str(tmp_path / "b.png"),
+                 "--size", "1e6", "1e6"]) == 2
+    assert "samples" in capsys.readouterr().err and not (tmp_path / "b.png").exists()
