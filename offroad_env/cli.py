@@ -233,6 +233,10 @@ def main(argv=None) -> int:
     except CliError as exc:
         print(f"offroad-env: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # an output folder that cannot be created or written
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"offroad-env: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

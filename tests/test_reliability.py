@@ -249,3 +249,15 @@ def test_terrain_cli_bad_seed_and_absurd_grid_are_clear_errors(tmp_path, capsys)
     assert main(["terrain", "generate", "perlin", "-o", str(tmp_path / "b.png"),
                  "--size", "1e6", "1e6"]) == 2
     assert "samples" in capsys.readouterr().err and not (tmp_path / "b.png").exists()
+
+
+def test_terrain_outputs_that_cannot_be_written_are_clear_errors(tmp_path, capsys):
+    from offroad_env.cli import main
+    blocker = tmp_path / "file"
+    blocker.write_text("x")  # a file where a folder should be: nothing can be written below it
+    src = tmp_path / "a.png"
+    assert main(["terrain", "generate", "perlin", "-o", str(src)]) == 0
+    assert main(["terrain", "generate", "perlin", "-o", str(blocker / "b.png")]) == 2
+    assert main(["terrain", "preview", str(src), "-o", str(blocker / "p.png")]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and str(blocker) in err
