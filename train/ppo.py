@@ -20,29 +20,28 @@ Checkpoints hold only tensors and plain Python values and are loaded with
 from __future__ import annotations
 
 import argparse
-import collections
-import csv
 import dataclasses
 import importlib.util
 import json
 import math
-import statistics
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import gymnasium as gym
-import numpy as np
 import torch
 from torch import nn
 
 import offroad_env  # noqa: F401  (registers the ids)
 from offroad_env.sim import check_device
-from offroad_env.tasks import EndReason
 
-__all__ = ["PPOConfig", "Agent", "check_env_id", "make_vec_env", "train", "load_checkpoint", "save_checkpoint",
-           "CheckpointError", "compute_gae", "bootstrap_truncated", "plot_learning_curve", "main"]
+from .agent import Agent
+from .logs import EpisodeWindow, RunLog, plot_learning_curve, progress_bar
+
+__all__ = ["PPOConfig", "Agent", "check_env_id", "make_vec_env", "train", "load_checkpoint",
+           "save_checkpoint", "CheckpointError", "compute_gae", "bootstrap_truncated",
+           "EpisodeWindow", "plot_learning_curve", "main"]
 
 CHECKPOINT_FORMAT = "offroad-env-ppo-1"
 
@@ -150,69 +149,6 @@ class PPOConfig:
 
 
 # ---------------------------------------------------------------------- networks
-def _layer(n_in: int, n_out: int, gain: float = math.sqrt(2)) -> nn.Linear:
-    layer = nn.Linear(n_in, n_out)
-    nn.init.orthogonal_(layer.weight, gain)
-    nn.init.zeros_(layer.bias)
-    return layer
-
-
-def _mlp(n_in: int, hidden: tuple[int, ...], n_out: int, out_gain: float) -> nn.Sequential:
-    layers, d = [], n_in
-    for h in hidden:
-        layers += [_layer(d, h), nn.Tanh()]
-        d = h
-    layers.append(_layer(d, n_out, out_gain))
-    return nn.Sequential(*layers)
-
-
-class Agent(nn.Module):
-    """Gaussian actor and value critic over normalised observations.
-
-    The running observation mean and variance are buffers of the module, so a checkpoint carries
-    them. Shapes: observations ``(B, obs_dim)``, actions ``(B, act_dim)``.
-    """
-
-    def __init__(self, obs_dim: int, act_dim: int, hidden=(128, 128), init_log_std=-0.5):
-        super().__init__()
-        self.critic = _mlp(obs_dim, tuple(hidden), 1, 1.0)
-        self.actor_mean = _mlp(obs_dim, tuple(hidden), act_dim, 0.01)
-        self.actor_log_std = nn.Parameter(torch.full((act_dim,), float(init_log_std)))
-        self.register_buffer("obs_mean", torch.zeros(obs_dim))
-        self.register_buffer("obs_var", torch.ones(obs_dim))
-        self.register_buffer("obs_count", torch.tensor(1e-4))
-
-    def normalize(self, obs: torch.Tensor) -> torch.Tensor:
-        return ((obs - self.obs_mean) / torch.sqrt(self.obs_var + 1e-8)).clamp(-10.0, 10.0)
-
-    @torch.no_grad()
-    def update_obs_stats(self, obs: torch.Tensor) -> None:
-        """Merge a batch ``(B, obs_dim)`` into the running mean/variance (parallel algorithm)."""
-        obs = obs.reshape(-1, obs.shape[-1]).to(self.obs_mean.dtype)
-        n = obs.shape[0]
-        mean, var = obs.mean(0), obs.var(0, unbiased=False)
-        total = self.obs_count + n
-        delta = mean - self.obs_mean
-        self.obs_mean += delta * n / total
-        m2 = self.obs_var * self.obs_count + var * n + delta.square() * self.obs_count * n / total
-        self.obs_var.copy_(m2 / total)
-        self.obs_count.copy_(total)
-
-    def value(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.critic(self.normalize(obs)).squeeze(-1)
-
-    def distribution(self, obs: torch.Tensor) -> torch.distributions.Normal:
-        mean = self.actor_mean(self.normalize(obs))
-        return torch.distributions.Normal(mean, self.actor_log_std.exp().expand_as(mean))
-
-    @torch.no_grad()
-    def act(self, obs: torch.Tensor, deterministic: bool = False) -> torch.Tensor:
-        """Actions in [-1, 1] for raw observations ``(B, obs_dim)``."""
-        d = self.distribution(obs)
-        a = d.mean if deterministic else d.sample()
-        return a.clamp(-1.0, 1.0)
-
-
 # ---------------------------------------------------------------------- env and checkpoints
 def check_env_id(env_id) -> None:
     """Raise ValueError naming the registered offroad ids unless ``env_id`` is one of them.
@@ -332,87 +268,6 @@ def compute_gae(rewards, values, dones, next_value, gamma: float, lam: float) ->
     return adv
 
 
-class _Log:
-    """CSV (and optionally TensorBoard) rows, one per iteration."""
-
-    def __init__(self, out: Path, append: bool, tensorboard: bool):
-        self.path = out / "progress.csv"
-        self.append = append and self.path.exists()
-        self.fields = None
-        self.tb = None
-        if tensorboard:
-            try:
-                from torch.utils.tensorboard import SummaryWriter
-            except ImportError:
-                raise ImportError("--tensorboard needs the tensorboard package "
-                                  "(pip install tensorboard)") from None
-            self.tb = SummaryWriter(str(out / "tb"))
-
-    def write(self, row: dict) -> None:
-        if self.fields is None:
-            if self.append:
-                with open(self.path) as f:
-                    self.fields = next(csv.reader(f))
-            else:
-                self.fields = list(row)
-                with open(self.path, "w", newline="") as f:
-                    csv.writer(f).writerow(self.fields)
-        with open(self.path, "a", newline="") as f:
-            csv.DictWriter(f, self.fields, extrasaction="ignore").writerow(row)
-        if self.tb is not None:
-            for k, v in row.items():
-                if k != "global_step" and isinstance(v, (int, float)) and math.isfinite(v):
-                    self.tb.add_scalar(k, v, row["global_step"])
-
-    def close(self):
-        if self.tb is not None:
-            self.tb.close()
-
-
-def _progress(total: int, initial: int, enabled: bool):
-    if enabled:
-        try:
-            from tqdm import tqdm
-            return tqdm(total=total, initial=initial, unit="step", unit_scale=True,
-                        dynamic_ncols=True)
-        except ImportError:
-            pass
-    return None
-
-
-class EpisodeWindow:
-    """The last ``size`` finished episodes (return, length, end reason), SB3's way of reporting
-    training statistics: per-iteration rates over the few episodes that happened to end were
-    biased towards the short ones (early successes) and jumped with lockstep bursts."""
-
-    def __init__(self, size: int):
-        self.size = size
-        self.returns: collections.deque = collections.deque(maxlen=size)
-        self.lengths: collections.deque = collections.deque(maxlen=size)
-        self.reasons: collections.deque = collections.deque(maxlen=size)
-
-    def add(self, returns, lengths, reasons) -> None:
-        self.returns.extend(returns)
-        self.lengths.extend(lengths)
-        self.reasons.extend(reasons)
-
-    def stats(self) -> dict:
-        """``window_episodes`` (how many it holds, < size early on), and over them
-        ``return_mean``, ``length_mean``, ``success_rate``, ``tip_over_rate`` and
-        ``<reason>_rate`` of the other end reasons (NaN while empty)."""
-        n = len(self.reasons)
-        out = {"window_episodes": n,
-               "return_mean": statistics.fmean(self.returns) if n else math.nan,
-               "length_mean": statistics.fmean(self.lengths) if n else math.nan}
-        counts = collections.Counter(self.reasons)
-        for r in EndReason:
-            if r == EndReason.NONE:
-                continue
-            key = "success_rate" if r == EndReason.GOAL_REACHED else f"{r.label}_rate"
-            out[key] = counts[int(r)] / n if n else math.nan
-        return out
-
-
 def train(cfg: PPOConfig, resume: str | None = None, force: bool = False,
           env_kwargs: dict | None = None) -> dict:
     """Train; returns a summary (last iteration's statistics, steps, wall time)."""
@@ -450,7 +305,7 @@ def train(cfg: PPOConfig, resume: str | None = None, force: bool = False,
         optimizer = torch.optim.Adam(agent.parameters(), lr=cfg.learning_rate, eps=1e-5)
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.json").write_text(json.dumps(_config_to_plain(cfg), indent=2) + "\n")
-    log = _Log(out, append=resume is not None, tensorboard=cfg.tensorboard)
+    log = RunLog(out, append=resume is not None, tensorboard=cfg.tensorboard)
 
     N, T = cfg.num_envs, cfg.num_steps
     f32 = dict(dtype=torch.float32, device=device)
@@ -470,7 +325,7 @@ def train(cfg: PPOConfig, resume: str | None = None, force: bool = False,
         g = torch.Generator().manual_seed(cfg.seed)
         env.unwrapped.set_episode_steps(torch.randint(0, limit, (N,), generator=g).to(device))
         counted = torch.zeros_like(counted)
-    bar = _progress(cfg.num_iterations * cfg.batch_size, global_step, cfg.progress)
+    bar = progress_bar(cfg.num_iterations * cfg.batch_size, global_step, cfg.progress)
     t_start = time.perf_counter()
     summary = {}
     iteration = start_iteration
@@ -593,38 +448,6 @@ def train(cfg: PPOConfig, resume: str | None = None, force: bool = False,
     summary = dict(summary)
     summary["checkpoint"] = str(ckpt_path)
     return summary
-
-
-def plot_learning_curve(csv_path: Path, png_path: Path) -> None:
-    """Return, success and tip-over rates against environment steps (needs matplotlib)."""
-    from offroad_env.plots import pyplot
-
-    plt = pyplot()
-    with open(csv_path) as f:
-        rows = list(csv.DictReader(f))
-    if not rows:
-        return
-    x = np.array([float(r["global_step"]) for r in rows])
-    col = lambda k: np.array([float(r[k]) for r in rows])  # noqa: E731
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))
-    a1.plot(x, col("return_mean"))  # window statistics: no gaps once episodes have ended
-    a1.set_xlabel("environment steps")
-    a1.set_ylabel("mean episode return")
-    a1.grid(True, alpha=0.3)
-    for key, label in (("success_rate", "success"), ("tip_over_rate", "tip-over"),
-                       ("hole_rate", "hole"), ("off_map_rate", "off map")):
-        if key in rows[0] and (key in ("success_rate", "tip_over_rate")
-                               or np.nanmax(col(key), initial=0.0) > 0):
-            a2.plot(x, col(key), label=label)
-    a2.set_xlabel("environment steps")
-    a2.set_ylabel("rate (the last finished episodes)")
-    a2.set_ylim(-0.02, 1.02)
-    a2.grid(True, alpha=0.3)
-    a2.legend()
-    fig.suptitle(f"PPO learning curve ({csv_path.parent.name})")
-    fig.tight_layout()
-    fig.savefig(png_path, dpi=100)
-    plt.close(fig)
 
 
 # ---------------------------------------------------------------------- command line

@@ -1,0 +1,74 @@
+"""The PPO agent: a Gaussian actor and a critic, each a small MLP, with running observation
+normalisation inside the module (so a checkpoint carries it)."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+__all__ = ["Agent"]
+
+
+def _layer(n_in: int, n_out: int, gain: float = math.sqrt(2)) -> nn.Linear:
+    layer = nn.Linear(n_in, n_out)
+    nn.init.orthogonal_(layer.weight, gain)
+    nn.init.zeros_(layer.bias)
+    return layer
+
+
+def _mlp(n_in: int, hidden: tuple[int, ...], n_out: int, out_gain: float) -> nn.Sequential:
+    layers, d = [], n_in
+    for h in hidden:
+        layers += [_layer(d, h), nn.Tanh()]
+        d = h
+    layers.append(_layer(d, n_out, out_gain))
+    return nn.Sequential(*layers)
+
+
+class Agent(nn.Module):
+    """Gaussian actor and value critic over normalised observations.
+
+    The running observation mean and variance are buffers of the module, so a checkpoint carries
+    them. Shapes: observations ``(B, obs_dim)``, actions ``(B, act_dim)``.
+    """
+
+    def __init__(self, obs_dim: int, act_dim: int, hidden=(128, 128), init_log_std=-0.5):
+        super().__init__()
+        self.critic = _mlp(obs_dim, tuple(hidden), 1, 1.0)
+        self.actor_mean = _mlp(obs_dim, tuple(hidden), act_dim, 0.01)
+        self.actor_log_std = nn.Parameter(torch.full((act_dim,), float(init_log_std)))
+        self.register_buffer("obs_mean", torch.zeros(obs_dim))
+        self.register_buffer("obs_var", torch.ones(obs_dim))
+        self.register_buffer("obs_count", torch.tensor(1e-4))
+
+    def normalize(self, obs: torch.Tensor) -> torch.Tensor:
+        return ((obs - self.obs_mean) / torch.sqrt(self.obs_var + 1e-8)).clamp(-10.0, 10.0)
+
+    @torch.no_grad()
+    def update_obs_stats(self, obs: torch.Tensor) -> None:
+        """Merge a batch ``(B, obs_dim)`` into the running mean/variance (parallel algorithm)."""
+        obs = obs.reshape(-1, obs.shape[-1]).to(self.obs_mean.dtype)
+        n = obs.shape[0]
+        mean, var = obs.mean(0), obs.var(0, unbiased=False)
+        total = self.obs_count + n
+        delta = mean - self.obs_mean
+        self.obs_mean += delta * n / total
+        m2 = self.obs_var * self.obs_count + var * n + delta.square() * self.obs_count * n / total
+        self.obs_var.copy_(m2 / total)
+        self.obs_count.copy_(total)
+
+    def value(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.critic(self.normalize(obs)).squeeze(-1)
+
+    def distribution(self, obs: torch.Tensor) -> torch.distributions.Normal:
+        mean = self.actor_mean(self.normalize(obs))
+        return torch.distributions.Normal(mean, self.actor_log_std.exp().expand_as(mean))
+
+    @torch.no_grad()
+    def act(self, obs: torch.Tensor, deterministic: bool = False) -> torch.Tensor:
+        """Actions in [-1, 1] for raw observations ``(B, obs_dim)``."""
+        d = self.distribution(obs)
+        a = d.mean if deterministic else d.sample()
+        return a.clamp(-1.0, 1.0)
