@@ -92,11 +92,13 @@ class SimulatorSeams:
         gc = st.contact
         if gc is None:
             raise RuntimeError("the environment has not been reset yet")
+        if gc.loads is None:  # computed once per step, not once per call (a recorder calls it)
+            gc = st.contact = gc.with_loads()
         return StateView(x=st.x, y=st.y, yaw=st.yaw, base_position_w=gc.base_position,
                          ypr=gc.ypr, roll=gc.roll, pitch=gc.pitch, accel_s=st.accel_s,
                          gyro_s=st.gyro_s, body_velocity=self.sim.body_velocity(),
                          goal_w=st.goal_w, map_index=st.map_index, steps=st.steps,
-                         contact=gc.with_loads())
+                         contact=gc)
 
     def check_action(self, action) -> tuple[torch.Tensor, torch.Tensor]:
         """Validate an ``(N, 2)`` action tensor as a step would: ``(clipped, bad-row mask)``;

@@ -56,8 +56,7 @@ def check_goal_range(maps: HeightMap, task) -> float:
         return 1.0
     u = torch.rand(4096, SPAWN_DRAWS, generator=torch.Generator().manual_seed(0),
                    dtype=torch.float64)
-    share = float(goal_fits(draw_spawn(u, maps.to(dtype=torch.float64), task, None), maps,
-                            task).double().mean())
+    share = float(goal_fits(draw_spawn(u, maps, task, None), maps, task).double().mean())
     if share < MIN_GOAL_SHARE:
         x0, x1, y0, y1 = free_area(maps, task)
         raise ValueError(f"goal_distance {task.goal_distance} m hardly fits the map: only "
