@@ -35,15 +35,19 @@ class StateView(NamedTuple):
     """A read-only view of the simulator state (references: do not write into them), N rows.
 
     Attributes:
-        x, y, yaw: ``(N,)`` planar pose of the rear-axle frame, world [m, m, rad].
-        base_position_w: ``(N, 3)`` base_link origin, world [m].
+        x, y, yaw: ``(N,)`` planar pose of the rear-axle frame, world [m, m, rad]; x and y
+            in float64 (world coordinates can be UTM metres).
+        base_position_w: ``(N, 3)`` base_link origin, world [m], float64.
         ypr: ``(N, 3)`` yaw, pitch, roll [rad]. roll, pitch: ``(N,)`` [rad].
         accel_s, gyro_s: ``(N, 3)`` IMU specific force [m/s^2] and angular rate [rad/s],
             sensor frame.
         body_velocity: ``(N, 3)`` forward, left speed [m/s], yaw rate [rad/s].
-        goal_w: ``(N, 2)`` goal, world [m]. map_index, steps: ``(N,)`` int64.
+        goal_w: ``(N, 2)`` goal, world [m], float64. map_index, steps: ``(N,)`` int64.
         contact: the last :class:`~offroad_env.ground.GroundContact`, with its per-wheel loads
-            (computed for the view where the step did not need them).
+            (computed for the view where the step did not need them), in the simulation frame:
+            its positions plus ``origin`` are world positions.
+        origin: ``(3,)`` float64 world position [m] of the simulation frame's origin (the map
+            centre, and a multiple of 64 m in z; zeros for maps centred at the origin).
     """
 
     x: torch.Tensor
@@ -60,6 +64,7 @@ class StateView(NamedTuple):
     map_index: torch.Tensor
     steps: torch.Tensor
     contact: GroundContact
+    origin: torch.Tensor
 
 
 class SimulatorSeams:
@@ -94,11 +99,15 @@ class SimulatorSeams:
             raise RuntimeError("the environment has not been reset yet")
         if gc.loads is None:  # computed once per step, not once per call (a recorder calls it)
             gc = st.contact = gc.with_loads()
-        return StateView(x=st.x, y=st.y, yaw=st.yaw, base_position_w=gc.base_position,
-                         ypr=gc.ypr, roll=gc.roll, pitch=gc.pitch, accel_s=st.accel_s,
-                         gyro_s=st.gyro_s, body_velocity=self.sim.body_velocity(),
-                         goal_w=st.goal_w, map_index=st.map_index, steps=st.steps,
-                         contact=gc)
+        sim = self.sim
+        xy = sim.to_world(torch.stack((st.x, st.y), 1))
+        return StateView(x=xy[:, 0], y=xy[:, 1], yaw=st.yaw,
+                         base_position_w=sim.to_world(gc.base_position), ypr=gc.ypr,
+                         roll=gc.roll, pitch=gc.pitch, accel_s=st.accel_s, gyro_s=st.gyro_s,
+                         body_velocity=sim.body_velocity(), goal_w=sim.to_world(st.goal_w),
+                         map_index=st.map_index, steps=st.steps, contact=gc,
+                         origin=torch.tensor(sim.origin, dtype=torch.float64,
+                                             device=st.x.device))
 
     def check_action(self, action) -> tuple[torch.Tensor, torch.Tensor]:
         """Validate an ``(N, 2)`` action tensor as a step would: ``(clipped, bad-row mask)``;
@@ -122,8 +131,8 @@ class SimulatorSeams:
 
     @property
     def terrain(self) -> HeightMap:
-        """The height maps the environments drive on."""
-        return self.sim.maps
+        """The height maps the environments drive on (world frame, as given)."""
+        return self.sim.world_maps
 
     def set_terrain(self, maps: HeightMap) -> None:
         """Drive on ``maps`` (same extent as the configured ones) from the next reset on."""

@@ -59,6 +59,32 @@ def check_device(device) -> torch.device:
     return dev
 
 
+#: the z origin of the simulation frame is a multiple of this [m] (so maps within +-32 m of
+#: z = 0, all the built-in ones, simulate at their own heights, bit for bit as before)
+Z_ORIGIN_STEP = 64.0
+
+
+def local_origin(maps: HeightMap) -> tuple[float, float, float]:
+    """The world point ``(x, y, z)`` [m] at which the simulation frame is placed for ``maps``:
+    the grid centre, and the multiple of :data:`Z_ORIGIN_STEP` nearest the middle of the finite
+    world heights. A float32 env at UTM coordinates (x ~ 5e5 m, one ulp 3 cm) would move its
+    vehicles in steps of centimetres and difference its IMU from them; in the local frame its
+    numbers are as small as on a map at the origin."""
+    cx, cy = maps.center
+    h = maps.world_heights()
+    finite = h[torch.isfinite(h)]
+    mid = 0.0 if finite.numel() == 0 else 0.5 * (float(finite.min()) + float(finite.max()))
+    return (cx, cy, Z_ORIGIN_STEP * round(mid / Z_ORIGIN_STEP))
+
+
+def _localize(maps: HeightMap, origin, device, dtype) -> HeightMap:
+    """``maps`` moved into the simulation frame at ``origin`` (before the dtype cast)."""
+    ox, oy, oz = origin
+    if ox or oy or oz:
+        maps = maps.translated(-ox, -oy, -oz)
+    return maps.to(device=device, dtype=dtype)
+
+
 def _build_maps(cfg: SimConfig) -> HeightMap:
     if cfg.heightmap is not None:
         return cfg.heightmap
@@ -90,7 +116,13 @@ class Simulator:
             raise ValueError(f"dtype must be torch.float32 or torch.float64, got {dtype!r}")
         self.dtype = dtype
         self.vehicle = preset(cfg.vehicle)
-        self.maps = _build_maps(cfg).to(device=self.device, dtype=dtype)
+        world = _build_maps(cfg)
+        #: world ``(x, y, z)`` [m] of the simulation frame's origin (float64): the state, the
+        #: contact and :attr:`maps` are in that frame; :meth:`world_pose` adds it back
+        self.origin = local_origin(world)
+        #: the height maps as given (world frame), and in the simulation frame
+        self.world_maps = world.to(device=self.device, dtype=dtype)
+        self.maps = _localize(world, self.origin, self.device, dtype)
         check_goal_range(self.maps, cfg.task)
         self.observer = Observer(cfg, self.vehicle, self.maps, self.action_dim, dtype,
                                  self.device)
@@ -147,13 +179,28 @@ class Simulator:
         self.roll_limit, self.pitch_limit = tasks.static_tip_limits(self._veh)
 
     def set_terrain(self, maps: HeightMap) -> None:
-        """Drive on ``maps`` (one map or a stack) from the next reset on. They must cover the
-        configured maps' extent (the observation bounds depend on it)."""
-        if maps.size != self.maps.size or maps.bounds != self.maps.bounds:
+        """Drive on ``maps`` (one map or a stack, world frame) from the next reset on. They must
+        cover the configured maps' extent (the observation bounds depend on it); they are
+        simulated in the same frame (:attr:`origin`)."""
+        if maps.size != self.world_maps.size or maps.bounds != self.world_maps.bounds:
             raise ValueError(f"terrain {maps!r} must cover the env's map: size "
-                             f"{self.maps.size}, bounds {self.maps.bounds}")
+                             f"{self.world_maps.size}, bounds {self.world_maps.bounds}")
         check_goal_range(maps, self.cfg.task)
-        self.maps = maps.to(device=self.device, dtype=self.dtype)
+        self.world_maps = maps.to(device=self.device, dtype=self.dtype)
+        self.maps = _localize(maps, self.origin, self.device, self.dtype)
+
+    def to_local(self, xy: torch.Tensor) -> torch.Tensor:
+        """World ``(..., 2)`` points [m] (any float dtype; float64 keeps UTM digits) in the
+        simulation frame, in the sim's dtype."""
+        ox, oy, _ = self.origin
+        xy = torch.as_tensor(xy, device=self.device).to(torch.float64)
+        return (xy - xy.new_tensor((ox, oy))).to(self.dtype)
+
+    def to_world(self, p: torch.Tensor) -> torch.Tensor:
+        """Simulation-frame ``(..., 2)`` or ``(..., 3)`` points [m] in the world frame,
+        float64."""
+        o = torch.tensor(self.origin[:p.shape[-1]], dtype=torch.float64, device=p.device)
+        return p.to(torch.float64) + o
 
     def set_keys(self, keys: torch.Tensor, mask: torch.Tensor) -> None:
         """Give the masked environments new random streams (keys) and restart their counters."""
@@ -200,10 +247,12 @@ class Simulator:
             hook(mask)
         start = None
         if start_pose is not None:
-            start = torch.as_tensor(start_pose, dtype=self.dtype, device=self.device)
-            if start.shape != (self.n, 3) or not bool(torch.isfinite(start).all()):
-                raise ValueError(f"start_pose must be a finite ({self.n}, 3) tensor of "
-                                 f"(x, y, yaw), got shape {tuple(start.shape)}")
+            start = torch.as_tensor(start_pose, device=self.device)
+            if (start.shape != (self.n, 3) or start.dtype == torch.bool or start.is_complex()
+                    or not bool(torch.isfinite(start).all())):
+                raise ValueError(f"start_pose must be a finite real ({self.n}, 3) tensor of "
+                                 f"world (x, y, yaw), got {start.dtype} {tuple(start.shape)}")
+            start = torch.cat((self.to_local(start[:, :2]), start[:, 2:].to(self.dtype)), 1)
         st = self.state
         idx = None
         if st.contact is not None and self.subset_resets:

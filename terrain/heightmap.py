@@ -196,6 +196,17 @@ class HeightMap:
         return self._replace(device=device if device is not None else self.device,
                              dtype=dtype if dtype is not None else self.dtype)
 
+    def translated(self, dx: float = 0.0, dy: float = 0.0, dz: float = 0.0) -> "HeightMap":
+        """The same surface moved by ``(dx, dy, dz)`` [m]: the origin moves by ``(dx, dy)`` and
+        every sample by ``dz`` (added in float64, then stored in the map's dtype, so moving a
+        float64 map at large coordinates to small ones keeps its precision in float32)."""
+        dx, dy, dz = (float(v) for v in (dx, dy, dz))
+        if not all(math.isfinite(v) for v in (dx, dy, dz)):
+            raise ValueError(f"translation must be finite, got {(dx, dy, dz)}")
+        g = self._grid
+        heights = self._heights if dz == 0.0 else (self._heights.double() + dz)
+        return self._replace(heights=heights, origin=(g.x0 + dx, g.y0 + dy))
+
     def with_interpolation(self, interpolation: str) -> "HeightMap":
         """The same map with another interpolation."""
         return self._replace(interpolation=interpolation)

@@ -229,3 +229,18 @@ def test_45_degree_plane_and_cliff():
     cliff[:, 2:] = 10.0
     hc = HeightMap(cliff, 0.1, origin=(0, 0), dtype=F64)
     assert hc.height(0.15, 0.1) == 5.0 and hc.height(0.2, 0.1) == 10.0
+
+
+def test_translated_moves_the_surface_and_keeps_float64_digits_in_float32():
+    g = np.random.default_rng(1)
+    h = 3000.0 + g.normal(0.0, 0.3, (9, 11))
+    hm = HeightMap(h, 0.5, center=(500000.0, 4100000.0), dtype=torch.float64)
+    moved = hm.translated(-500000.0, -4100000.0, -2944.0).to(dtype=torch.float32)
+    assert moved.center == (0.0, 0.0) and moved.dtype == torch.float32
+    x = torch.tensor([0.13, -1.7, 2.2], dtype=torch.float64)
+    y = torch.tensor([0.4, 1.1, -1.9], dtype=torch.float64)
+    want = hm.height(x + 500000.0, y + 4100000.0) - 2944.0
+    got = moved.height(x.float(), y.float()).double()
+    assert torch.allclose(got, want, atol=1e-5)  # float32 at ~56 m; at 3000 m the ulp is 2.4e-4
+    with pytest.raises(ValueError, match="finite"):
+        hm.translated(float("nan"))
