@@ -26,11 +26,11 @@ from .ground import GroundContact, four_wheel, place, rigid_contact
 from .sim import Simulator
 from .tasks import EndReason
 from .vector_env import OffroadVectorEnv
-from .vehicle import Vehicle, eight_wheel_rover, husky, preset, six_wheel_rover
+from .vehicle import Vehicle, eight_wheel_rover, husky, preset, rc_truck, six_wheel_rover
 
 __version__ = "0.1.0"
 
-__all__ = ["Vehicle", "husky", "six_wheel_rover", "eight_wheel_rover", "preset",
+__all__ = ["Vehicle", "husky", "six_wheel_rover", "eight_wheel_rover", "rc_truck", "preset",
            "GroundContact", "four_wheel", "rigid_contact", "place", "SimConfig", "TaskConfig",
            "ImuConfig", "HeightScanConfig", "Simulator", "make_config", "EndReason", "OffroadEnv",
            "OffroadVectorEnv", "ENV_IDS"]

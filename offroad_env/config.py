@@ -48,6 +48,12 @@ class TaskConfig:
         spawn_margin: spawns and goals keep this far from the map border [m].
         command_speed, command_yaw_rate: ranges of the commands [m/s], [rad/s] (velocity).
         weights: reward weights.
+        tip_rule: ``"limits"``: tip-over is a roll or pitch past the static limits
+            (:func:`~offroad_env.tasks.static_tip_limits`) or lost support; ``"force_angle"``:
+            those, or the force-angle stability margin (gravity and the driving's inertial
+            force, :mod:`offroad_env.stability`) negative for ``tip_hold_time`` [s] (the time a
+            body needs to start rolling over; a one-step spike of a kinematic model's speed
+            change is not a tip-over).
     """
 
     kind: str = "nav"
@@ -57,10 +63,17 @@ class TaskConfig:
     command_speed: tuple[float, float] = (0.0, 1.0)
     command_yaw_rate: tuple[float, float] = (-0.5, 0.5)
     weights: tasks.RewardWeights = field(default_factory=tasks.RewardWeights)
+    tip_rule: str = "limits"
+    tip_hold_time: float = 0.2
 
     def __post_init__(self):
         if self.kind not in ("nav", "velocity"):
             raise ValueError(f"task kind must be 'nav' or 'velocity', got {self.kind!r}")
+        if self.tip_rule not in tasks.TIP_RULES:
+            raise ValueError(f"tip_rule must be one of {tasks.TIP_RULES}, got {self.tip_rule!r}")
+        if not (_finite(self.tip_hold_time) and self.tip_hold_time >= 0):
+            raise ValueError(f"tip_hold_time must be a finite number >= 0 [s], got "
+                             f"{self.tip_hold_time!r}")
         _check_range("goal_distance", self.goal_distance, 0.0)
         _check_range("command_speed", self.command_speed)
         _check_range("command_yaw_rate", self.command_yaw_rate)

@@ -119,6 +119,10 @@ def _height_scan(state, maps, cfg):
                        cfg.height_scan)
 
 
+def _stability(state, maps, cfg):
+    return state.margin.unsqueeze(1)
+
+
 #: every observation term, in the default order of the spec sheet
 TERMS: dict[str, ObsTerm] = {
     "z_rel": ObsTerm(_fixed(1, -2.0, 2.0), _z_rel),
@@ -130,6 +134,8 @@ TERMS: dict[str, ObsTerm] = {
     "command": ObsTerm(_command_spec, _command),
     "prev_action": ObsTerm(_action_spec, _prev_action),
     "height_scan": ObsTerm(_scan_spec, _height_scan),
+    # force-angle stability margin [rad] (offroad_env.stability): < 0 tips
+    "stability": ObsTerm(_fixed(1, -math.pi / 2, math.pi), _stability),
 }
 TERM_NAMES = tuple(TERMS)
 

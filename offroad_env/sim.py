@@ -28,6 +28,7 @@ from .observations import Observer
 from .params import nominal_params, update_params
 from .sensors import imu_at_rest, imu_step, sensor_pose
 from .spawn import MAX_REDRAWS, check_goal_range, spawn_with_redraws
+from .stability import LOAD_SHARE, body_acceleration, edge_table, force_angle_margin
 from .state import SimState
 from .vehicle import VehicleBatch, preset
 
@@ -146,6 +147,14 @@ class Simulator:
         #: partial resets compute only the reset rows (reading their indices on the host); off
         #: on accelerators, where every row is computed and the reset ones kept (no host sync)
         self.subset_resets = self.device.type == "cpu"
+        t = cfg.task
+        #: the step computes the force-angle margin (for the tip rule, an observation or a
+        #: reward term)
+        self.needs_margin = (t.tip_rule == "force_angle" or "stability" in cfg.terms
+                             or t.weights.stability != 0)
+        #: consecutive steps of negative margin that tip (force_angle rule), >= 1
+        self.tip_hold_steps = max(1, int(round(t.tip_hold_time / cfg.dt)))
+        self._edges = edge_table(self.vehicle, self.device)
         self._cold_fn = (torch.compile(self._place_cold, dynamic=False) if compile else None)
 
     # ------------------------------------------------------------------ configuration seams
@@ -280,8 +289,10 @@ class Simulator:
                                    "terrain is too steep for the vehicle")
         p, R = sensor_pose(gc, self.cfg.imu.offset)
         goal = st.goal_w if idx is None else st.goal_w[idx]
+        rest = {"margin": self._margin(gc, None, idx)} if self.needs_margin else {}
         st.put(mask, idx, sensor_pos_w=p, prev_rot_sw=R, accel_s=imu_at_rest(R, self.cfg.gravity),
-               prev_distance=torch.linalg.vector_norm(goal - gc.base_position[:, :2], dim=1))
+               prev_distance=torch.linalg.vector_norm(goal - gc.base_position[:, :2], dim=1),
+               **rest)
         return self.observe()
 
     def _start_episodes(self, mask: torch.Tensor, idx: torch.Tensor | None,
@@ -293,7 +304,7 @@ class Simulator:
         s = spawn_with_redraws(lambda k, adv: self._draw(k, idx, adv), use, self.maps,
                                self.vehicle, self.cfg.task, start)
         self.state.restart(mask, idx, later=("sensor_pos_w", "prev_rot_sw", "accel_s",
-                                             "prev_distance"),
+                                             "prev_distance", "margin"),
                            x=s.x, y=s.y, yaw=s.yaw, map_index=s.map_index,
                            goal_w=torch.stack((s.goal_x, s.goal_y), 1),
                            command=torch.stack((s.cmd_speed, s.cmd_yaw_rate), 1))
@@ -361,6 +372,28 @@ class Simulator:
         :attr:`_cold_fn` compiles)."""
         return self._place(warm=False, idx=idx).with_loads()
 
+    def _margin(self, gc: GroundContact, accel_b: torch.Tensor | None,
+                idx: torch.Tensor | None = None) -> torch.Tensor:
+        """``(M,)`` force-angle stability margin [rad] of placed rows (``idx``; None: all N) with
+        loads, under the body-frame acceleration ``accel_b`` ``(M, 3)`` (None: at rest)."""
+        veh = self._veh
+        rows = (lambda v: v) if idx is None else (lambda v: v[idx] if isinstance(
+            v, torch.Tensor) and v.ndim else v)
+        R = gc.rotation
+        com_b = torch.stack(torch.broadcast_tensors(*(
+            torch.as_tensor(rows(c), dtype=R.dtype, device=R.device) + torch.zeros_like(R[:, 0, 0])
+            for c in veh.com)), 1)
+        com_w = gc.position + (R @ com_b.unsqueeze(2)).squeeze(2)
+        r = torch.as_tensor(rows(veh.wheel_radius), dtype=R.dtype, device=R.device)
+        pts = gc.wheel_position - torch.stack((torch.zeros_like(r), torch.zeros_like(r), r),
+                                              -1).reshape(-1, 1, 3)
+        mass = torch.as_tensor(rows(veh.mass), dtype=R.dtype, device=R.device)
+        share = (LOAD_SHARE * self.cfg.gravity / veh.num_wheels) * mass
+        loaded = gc.normal_force > share.reshape(-1, 1)
+        acc = (torch.zeros_like(com_w) if accel_b is None
+               else (R @ accel_b.unsqueeze(2)).squeeze(2))
+        return force_angle_margin(pts, loaded, com_w, acc, self.cfg.gravity, self._edges)
+
     # ------------------------------------------------------------------ step
     def check_action(self, action) -> tuple[torch.Tensor, torch.Tensor]:
         """``(clipped action, bad-row mask)`` of an ``(N, A)`` action
@@ -409,7 +442,7 @@ class Simulator:
         nav = cfg.task.kind == "nav"
         drive = ACTUATORS[cfg.dynamics](cfg, self.vehicle, self._veh, self.params, st, a)
         gc = self._place(warm=True)
-        if cfg.dynamics == "skid_steer" or cfg.ground == "rigid_contact":
+        if cfg.dynamics == "skid_steer" or cfg.ground == "rigid_contact" or self.needs_margin:
             gc = gc.with_loads()  # the next step's wheel loads / this step's stability
         noise = None if self.params is None else (self.params["accel_noise"],
                                                   self.params["gyro_noise"])
@@ -427,12 +460,20 @@ class Simulator:
         tipped = tasks.tipped_over(gc.roll, gc.pitch, self.roll_limit, self.pitch_limit,
                                    gc.stable | ~gc.settled if cfg.ground == "rigid_contact"
                                    else None)
+        vel_b = body_velocity(st, cfg.dynamics)
+        if self.needs_margin:
+            st.margin = self._margin(gc, body_acceleration(vel_b, st.prev_vel_b, cfg.dt))
+            st.unstable_steps = torch.where(st.margin < 0, st.unstable_steps + 1,
+                                            torch.zeros_like(st.unstable_steps))
+            if cfg.task.tip_rule == "force_angle":
+                tipped = tipped | (st.unstable_steps >= self.tip_hold_steps)
+        st.prev_vel_b = vel_b
         q = tasks.StepQuantities(
             distance=dist, prev_distance=st.prev_distance, reached=reached, nav=nav,
-            body_velocity=body_velocity(st, cfg.dynamics), command=st.command, roll=gc.roll,
+            body_velocity=vel_b, command=st.command, roll=gc.roll,
             pitch=gc.pitch, gyro_s=st.gyro_s, action=a, prev_action=st.prev_action,
             kappa=drive.kappa, torque=drive.torque, wheel_omega=drive.wheel_omega,
-            tipped=tipped)
+            tipped=tipped, margin=st.margin)
         terms = tasks.reward_terms(q)
         reward = tasks.weighted_reward(terms, cfg.task.weights)
         info = {f"reward/{name}": value for name, value in terms.items()}

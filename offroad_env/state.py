@@ -45,6 +45,11 @@ class SimState:
         prev_rot_sw: ``(N, 3, 3)`` sensor-to-world rotation after the last step.
         accel_s, gyro_s: ``(N, 3)`` IMU specific force [m/s^2] and angular rate [rad/s].
         accel_bias_s, gyro_bias_s: ``(N, 3)`` their random-walk biases.
+        prev_vel_b: ``(N, 3)`` body velocity ``(v_x, v_y, w)`` of the step before [m/s, rad/s]
+            (the acceleration of the stability measure differences it).
+        margin: force-angle stability margin after the last step [rad]
+            (:mod:`offroad_env.stability`; 0 where the step does not compute it).
+        unstable_steps: int64, consecutive steps with a negative margin.
         contact: the last ground placement (None before the first reset).
     """
 
@@ -73,6 +78,9 @@ class SimState:
     gyro_s: torch.Tensor
     accel_bias_s: torch.Tensor
     gyro_bias_s: torch.Tensor
+    prev_vel_b: torch.Tensor
+    margin: torch.Tensor
+    unstable_steps: torch.Tensor
     contact: GroundContact | None = None
 
     @classmethod
@@ -89,7 +97,8 @@ class SimState:
             keys=z(dt=i64), counters=z(dt=i64), map_index=z(dt=i64), steps=z(dt=i64),
             sensor_pos_w=z(3), sensor_vel_w=z(3),
             prev_rot_sw=torch.eye(3, dtype=dtype, device=device).expand(n, 3, 3).clone(),
-            accel_s=z(3), gyro_s=z(3), accel_bias_s=z(3), gyro_bias_s=z(3))
+            accel_s=z(3), gyro_s=z(3), accel_bias_s=z(3), gyro_bias_s=z(3), prev_vel_b=z(3),
+            margin=z(), unstable_steps=z(dt=i64))
 
     def copy(self) -> "SimState":
         """A shallow copy: a snapshot, as steps replace tensors instead of writing into them."""

@@ -22,7 +22,12 @@ from .vehicle import Vehicle
 __all__ = ["RewardWeights", "StepQuantities", "REWARD_TERMS", "reward_terms", "weighted_reward",
            "progress_to_goal", "goal_reached", "velocity_tracking", "tilt_l2", "angular_rate_l2",
            "action_rate_l2", "slip_l1", "energy", "tip_over", "static_tip_limits",
-           "tipped_over", "EndReason", "end_reason", "REASONS"]
+           "tipped_over", "EndReason", "end_reason", "REASONS", "STABILITY_REF",
+           "stability_shortfall", "TIP_RULES"]
+
+#: how tip-over is judged: the static roll/pitch limits (and lost support), or those and the
+#: force-angle margin held negative for ``TaskConfig.tip_hold_time``
+TIP_RULES = ("limits", "force_angle")
 
 
 class EndReason(enum.IntEnum):
@@ -60,6 +65,8 @@ class RewardWeights:
         slip: mean ``|kappa|`` over the wheels (skid-steer; 0 for kinematic models).
         energy: ``sum |T w|`` [W] (skid-steer; 0 for kinematic models).
         tip_over: 1 on the step the vehicle tips over.
+        stability: ``max(0, STABILITY_REF - margin)`` [rad], how far the force-angle stability
+            margin (:mod:`offroad_env.stability`) is below :data:`STABILITY_REF` (20 deg).
     """
 
     progress: float = 1.0
@@ -71,6 +78,7 @@ class RewardWeights:
     slip: float = -0.01
     energy: float = -1e-4
     tip_over: float = -10.0
+    stability: float = 0.0
 
     def __post_init__(self):
         for f in fields(self):
@@ -116,6 +124,14 @@ def energy(torque: torch.Tensor, omega: torch.Tensor) -> torch.Tensor:
 
 def tip_over(tipped: torch.Tensor, dtype=torch.float32) -> torch.Tensor:
     return tipped.to(dtype)
+
+
+#: the stability reward term counts the margin below this angle [rad] (20 deg)
+STABILITY_REF = math.radians(20.0)
+
+
+def stability_shortfall(margin: torch.Tensor) -> torch.Tensor:
+    return torch.clamp(STABILITY_REF - margin, min=0.0)
 
 
 def static_tip_limits(vehicle: Vehicle):
@@ -165,6 +181,7 @@ class StepQuantities(NamedTuple):
         torque, wheel_omega: ``(N, K)`` motor torques [N m] and wheel spins [rad/s], or None
             (kinematic models: no energy).
         tipped: ``(N,)`` bool, the vehicle tipped over.
+        margin: ``(N,)`` force-angle stability margin [rad] (zeros where not computed).
     """
 
     distance: torch.Tensor
@@ -182,6 +199,7 @@ class StepQuantities(NamedTuple):
     torque: torch.Tensor | None
     wheel_omega: torch.Tensor | None
     tipped: torch.Tensor
+    margin: torch.Tensor
 
 
 def _zeros(q: StepQuantities) -> torch.Tensor:
@@ -200,6 +218,7 @@ REWARD_TERMS = {
     "slip": lambda q: slip_l1(q.kappa),
     "energy": lambda q: _zeros(q) if q.torque is None else energy(q.torque, q.wheel_omega),
     "tip_over": lambda q: tip_over(q.tipped, q.distance.dtype),
+    "stability": lambda q: stability_shortfall(q.margin),
 }
 
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Vehicle", "VehicleBatch", "husky", "six_wheel_rover", "eight_wheel_rover", "PRESETS",
-           "preset", "rectangle_corners"]
+__all__ = ["Vehicle", "VehicleBatch", "husky", "six_wheel_rover", "eight_wheel_rover", "rc_truck",
+           "PRESETS", "preset", "rectangle_corners"]
 
 _IDENTITY = ((1.0, 0.0, 0.0, 0.0), (0.0, 1.0, 0.0, 0.0), (0.0, 0.0, 1.0, 0.0),
              (0.0, 0.0, 0.0, 1.0))
@@ -193,12 +193,31 @@ def eight_wheel_rover() -> Vehicle:
     return _box_rover(4, "eight_wheel_rover")
 
 
+def rc_truck() -> Vehicle:
+    """A 1/10-scale short-course RC truck, the fast preset on which driving tips the vehicle.
+
+    Figures of the class (Traxxas Slash 2WD: wheel base 335 mm, 2.7 kg; we take a hub-to-hub
+    track of 0.25 m and 0.11 m tyres, r = 0.055 m). Assumed, as no maker publishes them: the
+    centre of mass 0.045 m above the hubs (0.10 m above flat ground) and 58 % of the weight on
+    the rear axle; box inertias of a 0.55 x 0.30 x 0.20 m body. So the static limits are
+    atan(0.125 / 0.10) = 51.3 deg roll and atan(0.141 / 0.10) = 54.6 deg pitch, and on flat
+    ground a lateral acceleration of g 0.125 / 0.10 = 12.3 m/s^2 (5 m/s at 2.45 rad/s) rolls it
+    over, if the tyres hold (the kinematic models assume they do). The Husky at 1 m/s and
+    1 rad/s reaches 1 m/s^2, 1/15 of its own threshold, so it never tips by driving alone.
+    """
+    L, T, r, m = 0.335, 0.25, 0.055, 2.7
+    return Vehicle(wheel_base=L, track_width=T, wheel_radius=r, mass=m,
+                   com=(0.42 * L, 0.0, 0.045), inertia_roll=m * (0.30 ** 2 + 0.20 ** 2) / 12,
+                   inertia_pitch=m * (0.55 ** 2 + 0.20 ** 2) / 12, name="rc_truck")
+
+
 PRESETS = {"husky": husky, "six_wheel_rover": six_wheel_rover,
-           "eight_wheel_rover": eight_wheel_rover}
+           "eight_wheel_rover": eight_wheel_rover, "rc_truck": rc_truck}
 
 
 def preset(name: str) -> Vehicle:
-    """A preset vehicle by name: ``husky``, ``six_wheel_rover`` or ``eight_wheel_rover``."""
+    """A preset vehicle by name: ``husky``, ``six_wheel_rover``, ``eight_wheel_rover`` or
+    ``rc_truck``."""
     try:
         return PRESETS[name]()
     except KeyError:

@@ -1,0 +1,137 @@
+"""The force-angle stability measure against its closed forms."""
+
+import math
+
+import pytest
+import torch
+
+from offroad_env import husky, rc_truck, six_wheel_rover
+from offroad_env.stability import body_acceleration, edge_table, force_angle_margin
+from offroad_env.tasks import static_tip_limits
+
+G = 9.81
+
+
+def _rig(vehicle, roll=0.0, loaded=None):
+    """Contact points (wheels on a plane rolled by ``roll`` about x) and CoM, float64."""
+    pts = torch.tensor([(x, y, 0.0) for x, y in vehicle.wheel_positions], dtype=torch.float64)
+    cx, cy, cz = vehicle.com
+    com = torch.tensor([cx, cy, cz + vehicle.wheel_radius], dtype=torch.float64)
+    c, s = math.cos(roll), math.sin(roll)
+    R = torch.tensor([[1, 0, 0], [0, c, -s], [0, s, c]], dtype=torch.float64)
+    pts, com = pts @ R.T, R @ com
+    k = len(vehicle.wheel_positions)
+    load = torch.ones(1, k, dtype=torch.bool) if loaded is None else torch.tensor([loaded])
+    return pts.unsqueeze(0), load, com.unsqueeze(0), R
+
+
+def _margin(vehicle, accel_body=(0.0, 0.0, 0.0), roll=0.0, loaded=None):
+    pts, load, com, R = _rig(vehicle, roll, loaded)
+    acc = (R @ torch.tensor(accel_body, dtype=torch.float64)).unsqueeze(0)
+    return float(force_angle_margin(pts, load, com, acc, G, edge_table(vehicle, "cpu")))
+
+
+def _half_track_and_height(v):
+    return min(max(y for _, y in v.wheel_positions) - v.com[1],
+               v.com[1] - min(y for _, y in v.wheel_positions)), v.com[2] + v.wheel_radius
+
+
+def test_at_rest_on_flat_ground_the_margin_is_the_static_roll_limit():
+    v = husky()
+    roll_limit, pitch_limit = static_tip_limits(v)
+    assert _margin(v) == pytest.approx(min(roll_limit, pitch_limit), abs=1e-12)
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_a_lateral_acceleration_tips_at_half_track_over_height(sign):
+    v = husky()
+    t, h = _half_track_and_height(v)
+    tip = G * t / h  # a_y / g = t / h
+    for frac in (0.0, 0.5, 0.9, 1.0, 1.1):
+        want = math.atan(t / h) - math.atan(frac * tip / G)
+        if frac == 0.0:
+            want = min(want, static_tip_limits(v)[1])
+        assert _margin(v, (0.0, sign * frac * tip, 0.0)) == pytest.approx(want, abs=1e-9)
+    assert _margin(v, (0.0, sign * 1.001 * tip, 0.0)) < 0 < _margin(v, (0.0, sign * 0.999 * tip, 0.0))
+
+
+def test_a_side_slope_at_rest_tips_at_tan_beta_equal_half_track_over_height():
+    v = husky()
+    t, h = _half_track_and_height(v)
+    beta = math.atan(t / h)
+    for b in (0.2, 0.6, beta - 1e-3, beta + 1e-3):
+        assert _margin(v, roll=b) == pytest.approx(math.atan(t / h) - b, abs=1e-9)
+    assert _margin(v, roll=beta + 1e-3) < 0
+
+
+def test_a_side_slope_and_a_lateral_acceleration_together():
+    # net force in the body plane: (g sin beta + a_y) across, g cos beta down: tips at
+    # (g sin beta + a_y) / (g cos beta) = t / h
+    v = husky()
+    t, h = _half_track_and_height(v)
+    beta = 0.4
+    a_tip = G * (t / h * math.cos(beta) - math.sin(beta))
+    # positive roll lifts the left side: downhill is -y, and an acceleration to +y puts the
+    # inertial force downhill too
+    assert _margin(v, (0.0, a_tip * 0.999, 0.0), roll=beta) > 0
+    assert _margin(v, (0.0, a_tip * 1.001, 0.0), roll=beta) < 0
+    assert _margin(v, (0.0, a_tip, 0.0), roll=beta) == pytest.approx(0.0, abs=1e-9)
+
+
+def test_a_six_wheel_rovers_polygon_and_an_unloaded_corner():
+    v = six_wheel_rover()  # wheels FL, FR, ML, MR, RL, RR at x = 1.5, 0.75, 0; y = +-0.45
+    h = v.com[2] + v.wheel_radius  # 0.45 m
+    assert _margin(v) == pytest.approx(math.atan(0.45 / h), abs=1e-12)  # the side edges
+    # FL unloaded: the polygon's left side runs ML -> RL and a diagonal FR -> ML; the CoM
+    # (0.75, 0) lies 0.3375 / |(-0.75, 0.9)| from that diagonal
+    d = 0.3375 / math.hypot(0.75, 0.9)
+    assert _margin(v, loaded=[False, True, True, True, True, True]) == pytest.approx(
+        math.atan(d / h), abs=1e-12)
+    # only the left wheels (collinear): a support line the CoM is not over -> negative
+    assert _margin(v, loaded=[True, False, True, False, True, False]) == pytest.approx(
+        -math.atan(0.45 / h), abs=1e-12)
+
+
+def test_body_acceleration_is_longitudinal_and_centripetal():
+    prev = torch.tensor([[1.0, 0.0, 0.5]], dtype=torch.float64)
+    now = torch.tensor([[1.2, 0.0, 0.5]], dtype=torch.float64)
+    a = body_acceleration(now, prev, 0.1)
+    assert a[0].tolist() == pytest.approx([2.0, 0.6, 0.0])  # dv/dt, v w
+
+
+# ---------------------------------------------------------------- in the environment
+def _circle(yaw_rate, vehicle="rc_truck", speed=5.0, steps=40, **task):
+    from offroad_env import OffroadVectorEnv, TaskConfig
+    from offroad_env.config import SimConfig
+    import terrain
+    cfg = SimConfig(vehicle=vehicle, max_speed=speed, max_yaw_rate=max(yaw_rate, 1e-3),
+                    terrain=terrain.FlatConfig(size=(60.0, 60.0), resolution=(0.5, 0.5)),
+                    num_maps=1, obs_terms=("roll_pitch", "stability"),
+                    task=TaskConfig(goal_distance=(25.0, 25.0), spawn_margin=2.0,
+                                    tip_rule="force_angle", **task))
+    env = OffroadVectorEnv(num_envs=1, config=cfg, dtype=torch.float64)
+    env.reset(seed=0, options={"start_pose": torch.tensor([[0.0, -10.0, 0.0]])})
+    a = torch.tensor([[1.0, 1.0 if yaw_rate > 0 else 0.0]], dtype=torch.float64)
+    for k in range(steps):
+        obs, r, term, trunc, info = env.step(a)
+        if bool(term[0]):
+            return k + 1, int(info["end_reason"][0]), obs
+    return None, 0, obs
+
+
+def test_the_rc_truck_tips_in_a_fast_turn_past_half_track_over_height_and_not_below():
+    v = rc_truck()
+    t, h = _half_track_and_height(v)
+    tip = G * t / h / 5.0  # yaw rate at 5 m/s that tips it: 2.45 rad/s
+    k, reason, _ = _circle(1.03 * tip)
+    assert reason == 1  # EndReason.TIP_OVER, after the hold time (0.2 s = 4 steps) of the turn
+    assert k is not None and 4 <= k <= 6
+    k, reason, obs = _circle(0.97 * tip)
+    assert k is None  # 3 % below the threshold it circles on
+    want = math.atan(t / h) - math.atan(0.97 * tip * 5.0 / G)
+    assert float(obs[0, 2]) == pytest.approx(want, abs=1e-6)  # the margin observed
+
+
+def test_the_husky_never_tips_by_driving_on_flat_ground():
+    k, reason, obs = _circle(1.0, vehicle="husky", speed=1.0, steps=100)
+    assert k is None and float(obs[0, 2]) > math.radians(50)
