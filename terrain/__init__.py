@@ -19,6 +19,14 @@ from .generators import (
     generate,
     make_heightmap,
 )
+from .families import (
+    FAMILIES,
+    FamilyConfig,
+    LevelsConfig,
+    family_level,
+    level_maps,
+    level_spec,
+)
 from .heightmap import INTERPOLATIONS, HeightMap, stack
 from .io import DEFAULT_MAX_PIXELS, TerrainFileError, load, save, sidecar_path
 from .preview import hillshade, preview_image, save_preview, statistics
@@ -28,5 +36,6 @@ __all__ = [
     "DEFAULT_MAX_PIXELS", "TerrainConfig", "FlatConfig", "PlaneConfig", "PeaksConfig",
     "PerlinConfig", "BumpsConfig", "RocksConfig", "StepsConfig", "HolesConfig", "SumConfig",
     "GENERATORS", "generate", "make_heightmap", "hillshade", "preview_image", "save_preview",
-    "statistics",
+    "statistics", "FAMILIES", "FamilyConfig", "LevelsConfig", "family_level", "level_maps",
+    "level_spec",
 ]

@@ -1,0 +1,230 @@
+"""Terrain families with difficulty levels, each level stated in physical terms.
+
+A family is a pure generator ``family_level(cfg, level, rng) -> heights (ny, nx)`` (float64
+numpy, the grid of :class:`~terrain.generators.TerrainConfig`) and a statement
+``level_spec(cfg, level) -> dict`` of what the level holds, in metres and degrees. Level ``l`` of
+``L`` scales the family's feature by ``f = (l + 1) / L``; the top level goes ``overshoot`` (20 %)
+past what tips the vehicle, using the vehicle's own static limits and dimensions, which the
+config carries (this package knows nothing of vehicles: ``offroad_env`` fills them in from a
+preset, see ``offroad_env.bench.family_config``).
+
+Families (``f`` the level fraction; defaults are the Husky's figures):
+
+* ``slopes``: hills (raised-cosine mounds of radius ``hill_radius``, overlapping by maximum) whose
+  steepest slope is ``max_slope_deg = f * overshoot * min(roll, pitch limit)``; crossing one
+  off-centre is a side slope.
+* ``ditches``: straight trenches at random angles with planar walls of ``wall_deg = f *
+  overshoot * pitch_limit`` and depth ``depth = f * 1.5 * wheel_base``, flat bottoms
+  ``1.5 * wheel_base`` wide.
+* ``boulders``: raised-cosine boulders of height ``boulder_height = f * overshoot * track *
+  tan(roll limit)`` (a boulder under one side rolls the body past the limit at the top level) and
+  radius ``max(0.3, 1.2 * boulder_height)``.
+* ``steps``: parallel ledges 2-4 m apart at a random angle, each a vertical rise or drop of
+  ``step_height = f * 2 * wheel_radius`` (up to twice the wheel radius).
+* ``rough``: fractal Perlin ground normalized to a height standard deviation of ``sigma = f *
+  wheel_radius``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .generators import TerrainConfig, grid_xy, perlin_fbm
+
+__all__ = ["FAMILIES", "FamilyConfig", "family_level", "level_spec", "LevelsConfig",
+           "level_maps"]
+
+FAMILIES = ("slopes", "ditches", "boulders", "steps", "rough")
+
+
+@dataclass(frozen=True, kw_only=True)
+class FamilyConfig(TerrainConfig):
+    """A terrain family and the vehicle figures its levels are scaled by.
+
+    Attributes:
+        family: one of :data:`FAMILIES`.
+        num_levels: levels ``0 .. num_levels - 1`` (>= 1).
+        roll_limit_deg, pitch_limit_deg: the vehicle's static tip limits [deg].
+        wheel_radius, wheel_base, track_width: [m].
+        overshoot: the top level's feature over the one that tips the vehicle (1.2: 20 % past).
+        hill_radius: radius of a ``slopes`` hill [m].
+    """
+
+    size: tuple[float, float] = (24.0, 24.0)
+    resolution: tuple[float, float] = (0.1, 0.1)
+    family: str = "slopes"
+    num_levels: int = 10
+    roll_limit_deg: float = 56.5
+    pitch_limit_deg: float = 53.6
+    wheel_radius: float = 0.1651
+    wheel_base: float = 0.512
+    track_width: float = 0.5708
+    overshoot: float = 1.2
+    hill_radius: float = 3.0
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.family not in FAMILIES:
+            raise ValueError(f"family must be one of {FAMILIES}, got {self.family!r}")
+        if int(self.num_levels) != self.num_levels or self.num_levels < 1:
+            raise ValueError(f"num_levels must be an int >= 1, got {self.num_levels!r}")
+        for name in ("roll_limit_deg", "pitch_limit_deg"):
+            v = getattr(self, name)
+            if not (math.isfinite(v) and 0 < v < 90):
+                raise ValueError(f"{name} must be in (0, 90) degrees, got {v!r}")
+        for name in ("wheel_radius", "wheel_base", "track_width", "overshoot", "hill_radius"):
+            v = getattr(self, name)
+            if not (math.isfinite(v) and v > 0):
+                raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
+
+    def fraction(self, level: int) -> float:
+        """``(level + 1) / num_levels``; ValueError for a level outside the family."""
+        if int(level) != level or not 0 <= level < self.num_levels:
+            raise ValueError(f"level must be an int in [0, {self.num_levels}), got {level!r}")
+        return (int(level) + 1) / self.num_levels
+
+
+def level_spec(cfg: FamilyConfig, level: int) -> dict:
+    """What ``level`` of ``cfg.family`` holds, in physical terms (metres, degrees)."""
+    f = cfg.fraction(level)
+    o = cfg.overshoot
+    if cfg.family == "slopes":
+        return {"max_slope_deg": f * o * min(cfg.roll_limit_deg, cfg.pitch_limit_deg),
+                "hill_radius": cfg.hill_radius}
+    if cfg.family == "ditches":
+        return {"wall_deg": f * o * cfg.pitch_limit_deg, "depth": f * 1.5 * cfg.wheel_base,
+                "bottom_width": 1.5 * cfg.wheel_base}
+    if cfg.family == "boulders":
+        b = f * o * cfg.track_width * math.tan(math.radians(cfg.roll_limit_deg))
+        return {"boulder_height": b, "boulder_radius": max(0.3, 1.2 * b)}
+    if cfg.family == "steps":
+        return {"step_height": f * 2.0 * cfg.wheel_radius}
+    return {"sigma": f * cfg.wheel_radius, "feature_length": 2.5}
+
+
+def _count(cfg: TerrainConfig, per_m2: float) -> int:
+    return max(1, int(round(cfg.size[0] * cfg.size[1] * per_m2)))
+
+
+def _bump(r: np.ndarray, radius: float) -> np.ndarray:
+    """Raised cosine: 1 at r = 0, 0 from r = radius on; steepest slope pi / (2 radius)."""
+    return np.where(r < radius, 0.5 * (1.0 + np.cos(np.pi * np.minimum(r / radius, 1.0))), 0.0)
+
+
+def _mounds(cfg, x, y, centres, height, radius) -> np.ndarray:
+    """The maximum of raised-cosine mounds of ``height`` and ``radius`` at ``centres``, each
+    evaluated over its own window of the grid only."""
+    z = np.zeros_like(x)
+    xs, ys = x[0], y[:, 0]
+    for cx, cy in zip(*centres):
+        i0, i1 = np.searchsorted(xs, (cx - radius, cx + radius))
+        j0, j1 = np.searchsorted(ys, (cy - radius, cy + radius))
+        if i1 <= i0 or j1 <= j0:
+            continue
+        win = (slice(j0, j1), slice(i0, i1))
+        r = np.hypot(x[win] - cx, y[win] - cy)
+        z[win] = np.maximum(z[win], height * _bump(r, radius))
+    return z
+
+
+def _centres(cfg, rng, n):
+    hx, hy = 0.5 * cfg.size[0], 0.5 * cfg.size[1]
+    return rng.uniform(-hx, hx, n), rng.uniform(-hy, hy, n)
+
+
+def family_level(cfg: FamilyConfig, level: int, rng: np.random.Generator) -> np.ndarray:
+    """Heights ``(ny, nx)`` [m] of ``level`` of ``cfg.family`` (see :func:`level_spec`), every
+    random number drawn from ``rng``."""
+    spec = level_spec(cfg, level)
+    x, y = grid_xy(cfg)
+    if cfg.family == "slopes":
+        R = spec["hill_radius"]
+        H = 2.0 * R * math.tan(math.radians(spec["max_slope_deg"])) / math.pi
+        return _mounds(cfg, x, y, _centres(cfg, rng, _count(cfg, 1 / 40)), H, R)
+    if cfg.family == "boulders":
+        b, rho = spec["boulder_height"], spec["boulder_radius"]
+        return _mounds(cfg, x, y, _centres(cfg, rng, _count(cfg, 1 / 12)), b, rho)
+    if cfg.family == "ditches":
+        d, half_bottom = spec["depth"], 0.5 * spec["bottom_width"]
+        run = d / math.tan(math.radians(spec["wall_deg"]))  # horizontal extent of a wall
+        z = np.zeros_like(x)
+        n = max(2, int(round(max(cfg.size) / 6.0)))
+        angles = rng.uniform(0.0, np.pi, n)
+        offsets = rng.uniform(-0.4, 0.4, n) * min(cfg.size)
+        for a, off in zip(angles, offsets):
+            s = np.abs(x * np.cos(a) + y * np.sin(a) - off)  # distance to the trench's axis
+            z = np.minimum(z, -d * np.clip((half_bottom + run - s) / run, 0.0, 1.0))
+        return z
+    if cfg.family == "steps":
+        h = spec["step_height"]
+        a = rng.uniform(0.0, np.pi)
+        s = x * np.cos(a) + y * np.sin(a)
+        reach = 0.5 * math.hypot(*cfg.size)
+        z = np.zeros_like(x)
+        pos = -reach + rng.uniform(0.0, 2.0)
+        while pos < reach:
+            z += np.where(s >= pos, h if rng.uniform() < 0.5 else -h, 0.0)
+            pos += rng.uniform(2.0, 4.0)
+        return z - np.median(z)
+    # rough
+    z = perlin_fbm(x, y, rng, octaves=4, lacunarity=2.0, gain=0.5,
+                   frequency=1.0 / spec["feature_length"], amplitude=1.0)
+    z = z - z.mean()
+    return z * (spec["sigma"] / z.std())
+
+
+@dataclass(frozen=True, kw_only=True)
+class LevelsConfig(TerrainConfig):
+    """A stack of family levels: ``worlds`` maps of every level of every family in
+    ``families``, map ``(family_i * num_levels + level) * worlds + world`` (see
+    :meth:`map_index`), each drawn from its own seed so a map does not depend on the others.
+
+    Attributes: ``family``: the :class:`FamilyConfig` giving the grid, the levels and the
+    vehicle figures (its ``family`` field is ignored); ``families``; ``worlds`` per level.
+    """
+
+    family: FamilyConfig = FamilyConfig()
+    families: tuple[str, ...] = FAMILIES
+    worlds: int = 2
+
+    def __post_init__(self):
+        object.__setattr__(self, "size", self.family.size)
+        object.__setattr__(self, "resolution", self.family.resolution)
+        super().__post_init__()
+        bad = [f for f in self.families if f not in FAMILIES]
+        if bad or not self.families or len(set(self.families)) != len(self.families):
+            raise ValueError(f"families must be distinct names from {FAMILIES}, got "
+                             f"{self.families!r}")
+        if int(self.worlds) != self.worlds or self.worlds < 1:
+            raise ValueError(f"worlds must be an int >= 1, got {self.worlds!r}")
+
+    @property
+    def num_levels(self) -> int:
+        return self.family.num_levels
+
+    @property
+    def num_maps(self) -> int:
+        return len(self.families) * self.num_levels * self.worlds
+
+    def map_index(self, family: int, level, world=0):
+        """Index in the stack of ``world`` of ``level`` of family number ``family`` (ints or
+        integer arrays/tensors)."""
+        return (family * self.num_levels + level) * self.worlds + world
+
+
+def level_maps(cfg: LevelsConfig, seed: int) -> list[np.ndarray]:
+    """The heights of every map of ``cfg`` in stack order; map ``i`` is drawn from
+    ``numpy.random.default_rng((seed, i))``."""
+    from dataclasses import replace
+
+    out = []
+    for fi, fam in enumerate(cfg.families):
+        fc = replace(cfg.family, family=fam)
+        for level in range(cfg.num_levels):
+            for w in range(cfg.worlds):
+                i = cfg.map_index(fi, level, w)
+                out.append(family_level(fc, level, np.random.default_rng((seed, i))))
+    return out
