@@ -37,10 +37,14 @@ __all__ = ["Vehicle", "husky", "six_wheel_rover", "eight_wheel_rover", "rc_truck
 
 #: registered ids and their task
 ENV_IDS = {"offroad_env/OffroadNav-v0": "nav", "offroad_env/OffroadVelocity-v0": "velocity",
-           "offroad_env/OffroadNavRough-v0": "nav_rough"}
+           "offroad_env/OffroadNavRough-v0": "nav_rough",
+           "offroad_env/OffroadTraverse-v0": "traverse"}
+
+#: episode steps of each task (0.05 s steps: 25 s; the traverse task 30 s, for detours)
+EPISODE_STEPS = {"traverse": 600}
 
 for _id, _task in ENV_IDS.items():
     if _id not in gym.registry:
         gym.register(id=_id, entry_point="offroad_env.env:OffroadEnv",
                      vector_entry_point="offroad_env.vector_env:OffroadVectorEnv",
-                     max_episode_steps=500, kwargs={"task": _task})
+                     max_episode_steps=EPISODE_STEPS.get(_task, 500), kwargs={"task": _task})

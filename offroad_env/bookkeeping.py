@@ -139,6 +139,12 @@ class SimulatorSeams:
         self.sim.set_terrain(maps)
         self.invalidate_render_cache()
 
+    def set_map_range(self, lo, count) -> None:
+        """Draw each environment's map, from its next reset on, among maps ``lo .. lo + count -
+        1`` of :attr:`terrain` (``(N,)`` ints); ``None, None``: the whole stack. A terrain
+        curriculum gives each environment its level's maps this way."""
+        self.sim.set_map_range(lo, count)
+
     def set_episode_steps(self, steps) -> None:
         """Set every environment's elapsed steps in its episode (``(N,)`` ints >= 0): the time
         limit counts on from there. Training spreads them at its first reset so that episodes

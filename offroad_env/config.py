@@ -22,7 +22,7 @@ from .tasks import RewardWeights
 from .vehicle import preset
 
 __all__ = ["SimConfig", "TaskConfig", "ImuConfig", "HeightScanConfig", "make_config", "TASKS",
-           "rough_terrain", "DYNAMICS", "GROUND_METHODS", "OBS_TERMS"]
+           "rough_terrain", "family_config", "traverse_terrain", "DYNAMICS", "GROUND_METHODS", "OBS_TERMS"]
 
 
 def _finite(v) -> bool:
@@ -155,7 +155,9 @@ class SimConfig:
             stable up to 10 ms substeps, see BENCHMARKS.md).
         ground: ``"four_wheel"`` or ``"rigid_contact"``; d_eps: contact threshold [m], >= 0.
         terrain: generator config of the maps; num_maps: maps in the stack (one drawn per
-            episode); terrain_seed: the maps' seed (the env seed draws spawns, not maps).
+            episode); terrain_seed: the maps' seed (the env seed draws spawns, not maps). A
+            :class:`terrain.LevelsConfig` gives every map of its families and levels
+            (``num_maps`` is then not used).
         heightmap: use this map (or stack) instead of generating.
         task, imu, height_scan: see their classes; height_scan None: no scan.
         obs_terms: observation terms, in order (see :data:`OBS_TERMS`); "height_scan" is added
@@ -233,7 +235,7 @@ class SimConfig:
         return t + ("height_scan",) if self.height_scan is not None else t
 
 
-TASKS = ("nav", "velocity", "nav_rough")
+TASKS = ("nav", "velocity", "nav_rough", "traverse")
 
 
 def rough_terrain(size=(40.0, 40.0), resolution=(0.1, 0.1)) -> terrain_pkg.TerrainConfig:
@@ -248,6 +250,27 @@ def rough_terrain(size=(40.0, 40.0), resolution=(0.1, 0.1)) -> terrain_pkg.Terra
                                keep_center=0.0)
 
 
+def family_config(vehicle: str = "husky", **grid) -> terrain_pkg.FamilyConfig:
+    """The terrain families' :class:`terrain.FamilyConfig` scaled for the preset ``vehicle``:
+    its static tip limits (:func:`~offroad_env.tasks.static_tip_limits`), wheel radius, wheel
+    base and track; ``grid``: other fields (``size``, ``resolution``, ``num_levels``...)."""
+    v = preset(vehicle)
+    roll, pitch = tasks.static_tip_limits(v)
+    xs = [p[0] for p in v.wheel_positions]
+    ys = [p[1] for p in v.wheel_positions]
+    return terrain_pkg.FamilyConfig(
+        roll_limit_deg=math.degrees(roll), pitch_limit_deg=math.degrees(pitch),
+        wheel_radius=v.wheel_radius, wheel_base=max(xs) - min(xs), track_width=max(ys) - min(ys),
+        **grid)
+
+
+def traverse_terrain(vehicle: str = "husky", worlds: int = 2) -> terrain_pkg.LevelsConfig:
+    """The traverse task's maps: ``worlds`` 24 x 24 m maps (0.1 m) of each of the 10 levels of
+    every terrain family, scaled for ``vehicle``."""
+    return terrain_pkg.LevelsConfig(family=family_config(vehicle, size=(24.0, 24.0),
+                                                         resolution=(0.1, 0.1)), worlds=worlds)
+
+
 def make_config(task: str | TaskConfig = "nav", config: SimConfig | None = None,
                 **overrides) -> SimConfig:
     """The :class:`SimConfig` of a task, with fields overridden by keyword.
@@ -256,6 +279,9 @@ def make_config(task: str | TaskConfig = "nav", config: SimConfig | None = None,
     progress, goal bonus, tilt, rates, tip-over). ``task="velocity"``: track a commanded forward
     speed and yaw rate (the command replaces the goal in the observations; reward: tracking).
     ``task="nav_rough"``: nav on :func:`rough_terrain` with a height scan in the observations.
+    ``task="traverse"``: nav across the terrain families' levels (:func:`traverse_terrain`,
+    scaled for the configured vehicle), tip-over by the force-angle rule, the stability margin
+    observed and rewarded, and a height scan.
     ``config``: start from this config instead of the task's default. A :class:`TaskConfig`
     as ``task`` overrides the config's ``task`` field (its ``kind`` picks the defaults).
     """
@@ -275,6 +301,14 @@ def make_config(task: str | TaskConfig = "nav", config: SimConfig | None = None,
                 progress=0.0, goal_reached=0.0, tracking=1.0)),
             obs_terms=("z_rel", "roll_pitch", "yaw_sincos", "body_velocity", "imu", "command",
                        "prev_action"))
+    elif task == "traverse":
+        base = SimConfig(
+            terrain=traverse_terrain(overrides.get("vehicle", "husky")),
+            task=TaskConfig(goal_distance=(8.0, 12.0), spawn_margin=2.0, tip_rule="force_angle",
+                            weights=RewardWeights(stability=-1.0)),
+            height_scan=HeightScanConfig(size=(2.4, 1.6), resolution=0.2, forward_offset=0.8),
+            obs_terms=("z_rel", "roll_pitch", "yaw_sincos", "body_velocity", "imu", "goal",
+                       "prev_action", "stability"))
     elif task == "nav_rough":
         base = SimConfig(terrain=rough_terrain(), height_scan=HeightScanConfig(
             size=(2.4, 1.6), resolution=0.2, forward_offset=0.8))

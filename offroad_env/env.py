@@ -59,7 +59,8 @@ class OffroadEnv(SimulatorSeams, gym.Env):
         return self.sim.cfg
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
-        """``options["start_pose"]``: optional ``(x, y, yaw)`` replacing the random spawn."""
+        """``options["start_pose"]``: optional world ``(x, y, yaw)`` replacing the random spawn;
+        ``options["goal"]``: optional world ``(x, y)`` goal replacing the drawn one."""
         super().reset(seed=seed)
         if seed is not None:
             self.sim.set_keys(rngmod.keys_from_seeds([int(seed)]), self._all)
@@ -70,7 +71,10 @@ class OffroadEnv(SimulatorSeams, gym.Env):
         start = (options or {}).get("start_pose")
         if start is not None:
             start = torch.as_tensor(np.asarray(start, dtype=np.float64).reshape(1, -1))
-        obs = self.sim.reset(self._all, start)
+        goal = (options or {}).get("goal")
+        if goal is not None:
+            goal = torch.as_tensor(np.asarray(goal, dtype=np.float64).reshape(1, -1))
+        obs = self.sim.reset(self._all, start, goal)
         if self._renderer is not None:
             self._renderer.clear()
             self._renderer.record(0)

@@ -11,6 +11,7 @@ add the Gymnasium contract (spaces, autoreset, time limit, numpy).
 
 from __future__ import annotations
 
+import functools
 from typing import Callable
 
 import numpy as np
@@ -28,7 +29,8 @@ from .observations import Observer
 from .params import nominal_params, update_params
 from .sensors import imu_at_rest, imu_step, sensor_pose
 from .spawn import MAX_REDRAWS, check_goal_range, spawn_with_redraws
-from .stability import LOAD_SHARE, body_acceleration, edge_table, force_angle_margin
+from .stability import (LOAD_SHARE, body_acceleration, edge_table, filter_acceleration,
+                        force_angle_margin)
 from .state import SimState
 from .vehicle import VehicleBatch, preset
 
@@ -86,9 +88,17 @@ def _localize(maps: HeightMap, origin, device, dtype) -> HeightMap:
     return maps.to(device=device, dtype=dtype)
 
 
+@functools.lru_cache(maxsize=4)
+def _level_stack(levels: terrain_pkg.LevelsConfig, seed: int) -> HeightMap:
+    """The level stack of ``levels`` (maps are values: envs built alike share it)."""
+    return HeightMap(np.stack(terrain_pkg.level_maps(levels, seed)), levels.resolution)
+
+
 def _build_maps(cfg: SimConfig) -> HeightMap:
     if cfg.heightmap is not None:
         return cfg.heightmap
+    if isinstance(cfg.terrain, terrain_pkg.LevelsConfig):  # every map of the levels, once
+        return _level_stack(cfg.terrain, cfg.terrain_seed)
     gen = np.random.default_rng(cfg.terrain_seed)
     return HeightMap.stack([terrain_pkg.make_heightmap(cfg.terrain, gen)
                             for _ in range(cfg.num_maps)])
@@ -147,6 +157,8 @@ class Simulator:
         #: partial resets compute only the reset rows (reading their indices on the host); off
         #: on accelerators, where every row is computed and the reset ones kept (no host sync)
         self.subset_resets = self.device.type == "cpu"
+        #: ``(lo, count)`` ``(N,)`` per-env map ranges (:meth:`set_map_range`), or None
+        self.map_range = None
         t = cfg.task
         #: the step computes the force-angle margin (for the tip rule, an observation or a
         #: reward term)
@@ -195,6 +207,8 @@ class Simulator:
             raise ValueError(f"terrain {maps!r} must cover the env's map: size "
                              f"{self.world_maps.size}, bounds {self.world_maps.bounds}")
         check_goal_range(maps, self.cfg.task)
+        if self.map_range is not None and bool((sum(self.map_range) > len(maps)).any()):
+            raise ValueError(f"terrain {maps!r} has fewer maps than the env's map range needs")
         self.world_maps = maps.to(device=self.device, dtype=self.dtype)
         self.maps = _localize(maps, self.origin, self.device, self.dtype)
 
@@ -210,6 +224,24 @@ class Simulator:
         float64."""
         o = torch.tensor(self.origin[:p.shape[-1]], dtype=torch.float64, device=p.device)
         return p.to(torch.float64) + o
+
+    def set_map_range(self, lo, count) -> None:
+        """Draw each environment's map, from its next reset on, from maps ``lo .. lo + count -
+        1`` of the stack (``(N,)`` ints; a terrain curriculum gives each env its level's
+        maps); ``None, None``: from the whole stack."""
+        if lo is None and count is None:
+            self.map_range = None
+            return
+        lo = torch.as_tensor(lo, device=self.device)
+        count = torch.as_tensor(count, device=self.device)
+        M = len(self.maps)
+        if (lo.shape != (self.n,) or count.shape != (self.n,) or lo.is_floating_point()
+                or count.is_floating_point() or bool((lo < 0).any()) or bool((count < 1).any())
+                or bool((lo + count > M).any())):
+            raise ValueError(f"map range must be two ({self.n},) int tensors with lo >= 0, "
+                             f"count >= 1 and lo + count <= {M} (the maps), got {lo!r}, "
+                             f"{count!r}")
+        self.map_range = (lo.to(torch.int64).clone(), count.to(torch.int64).clone())
 
     def set_keys(self, keys: torch.Tensor, mask: torch.Tensor) -> None:
         """Give the masked environments new random streams (keys) and restart their counters."""
@@ -239,11 +271,13 @@ class Simulator:
         st.counters = st.counters.index_add(0, idx, use.to(torch.int64))
         return u
 
-    def reset(self, mask: torch.Tensor, start_pose: torch.Tensor | None = None) -> torch.Tensor:
+    def reset(self, mask: torch.Tensor, start_pose: torch.Tensor | None = None,
+              goal: torch.Tensor | None = None) -> torch.Tensor:
         """Start new episodes in the masked environments; returns all observations ``(N, D)``.
 
-        ``start_pose``: optional ``(N, 3)`` planar rear-axle pose ``(x, y, yaw)`` [m, m, rad]
-        used instead of the random spawn (the goal and command are still drawn).
+        ``start_pose``: optional ``(N, 3)`` planar rear-axle pose ``(x, y, yaw)`` [m, m, rad],
+        world frame, used instead of the random spawn (the goal and command are still drawn).
+        ``goal``: optional ``(N, 2)`` world goal [m] used instead of the drawn one.
 
         Every reset environment starts on a stable rest with its goal at ``goal_distance`` in
         the map less the margin: spawns that are not are drawn again from the environment's own
@@ -262,26 +296,34 @@ class Simulator:
                 raise ValueError(f"start_pose must be a finite real ({self.n}, 3) tensor of "
                                  f"world (x, y, yaw), got {start.dtype} {tuple(start.shape)}")
             start = torch.cat((self.to_local(start[:, :2]), start[:, 2:].to(self.dtype)), 1)
+        if goal is not None:
+            g = torch.as_tensor(goal, device=self.device)
+            if (g.shape != (self.n, 2) or g.dtype == torch.bool or g.is_complex()
+                    or not bool(torch.isfinite(g).all())):
+                raise ValueError(f"goal must be a finite real ({self.n}, 2) tensor of world "
+                                 f"(x, y), got {g.dtype} {tuple(g.shape)}")
+            goal = self.to_local(g)
         st = self.state
         idx = None
         if st.contact is not None and self.subset_resets:
             idx = torch.nonzero(mask).squeeze(1)
             if idx.numel() == self.n:
                 idx = None
-        if start is not None and idx is not None:
-            start = start[idx]
-        gc = self._start_episodes(mask, idx, start)
+        if idx is not None:
+            start = None if start is None else start[idx]
+            goal = None if goal is None else goal[idx]
+        gc = self._start_episodes(mask, idx, start, goal)
         if start is None:  # a spawn off a stable rest is drawn again from its own stream
             for _ in range(MAX_REDRAWS):
                 bad = self._unrestful(gc, idx) & (mask if idx is None else True)
                 if not bool(bad.any()):
                     break
                 if idx is None:
-                    self._start_episodes(bad, None, None)
+                    self._start_episodes(bad, None, None, goal)
                 else:
                     rows = idx[bad]
                     self._start_episodes(torch.zeros_like(mask).index_fill_(0, rows, True),
-                                         rows, None)
+                                         rows, None, None if goal is None else goal[bad])
                 gc = st.contact if idx is None else st.contact[idx]
             else:
                 raise RuntimeError(f"no stable spawn in {MAX_REDRAWS} draws for environment "
@@ -296,13 +338,17 @@ class Simulator:
         return self.observe()
 
     def _start_episodes(self, mask: torch.Tensor, idx: torch.Tensor | None,
-                        start: torch.Tensor | None) -> GroundContact:
+                        start: torch.Tensor | None, goal: torch.Tensor | None = None
+                        ) -> GroundContact:
         """Draw spawns for the masked rows (``idx``: their indices, or None for all N rows),
         restart their state and place them; returns the placement of those rows (all N rows
-        when ``idx`` is None)."""
+        when ``idx`` is None). ``start``/``goal``: rows of given poses/goals (local frame)."""
         use = mask if idx is None else torch.ones_like(idx, dtype=torch.bool)
+        rng = self.map_range
+        if rng is not None and idx is not None:
+            rng = (rng[0][idx], rng[1][idx])
         s = spawn_with_redraws(lambda k, adv: self._draw(k, idx, adv), use, self.maps,
-                               self.vehicle, self.cfg.task, start)
+                               self.vehicle, self.cfg.task, start, goal, rng)
         self.state.restart(mask, idx, later=("sensor_pos_w", "prev_rot_sw", "accel_s",
                                              "prev_distance", "margin"),
                            x=s.x, y=s.y, yaw=s.yaw, map_index=s.map_index,
@@ -462,7 +508,9 @@ class Simulator:
                                    else None)
         vel_b = body_velocity(st, cfg.dynamics)
         if self.needs_margin:
-            st.margin = self._margin(gc, body_acceleration(vel_b, st.prev_vel_b, cfg.dt))
+            st.accel_b = filter_acceleration(
+                st.accel_b, body_acceleration(vel_b, st.prev_vel_b, cfg.dt), cfg.dt)
+            st.margin = self._margin(gc, st.accel_b)
             st.unstable_steps = torch.where(st.margin < 0, st.unstable_steps + 1,
                                             torch.zeros_like(st.unstable_steps))
             if cfg.task.tip_rule == "force_angle":

@@ -73,13 +73,15 @@ def goal_fits(s: "Spawn", maps: HeightMap, task) -> torch.Tensor:
     return (s.goal_x >= x0) & (s.goal_x <= x1) & (s.goal_y >= y0) & (s.goal_y <= y1)
 
 
-def draw_spawn(u: torch.Tensor, maps: HeightMap, task, start_pose: torch.Tensor | None
-               ) -> Spawn:
+def draw_spawn(u: torch.Tensor, maps: HeightMap, task, start_pose: torch.Tensor | None,
+               goal: torch.Tensor | None = None, map_range=None) -> Spawn:
     """A spawn from ``u`` ``(N, SPAWN_DRAWS)`` uniforms: a pose uniform over the map less the
     ``task.spawn_margin`` (a :class:`~offroad_env.config.TaskConfig`), or ``start_pose``
     ``(N, 3)``; the goal at a uniform distance in ``task.goal_distance`` and a uniform bearing
     (it may fall outside the free area: :func:`spawn_with_redraws` draws such spawns again);
-    uniform commands; a uniform map of the stack."""
+    uniform commands; a uniform map of the stack, or of the rows' ``map_range`` ``(lo,
+    count)`` (two ``(N,)`` int64 tensors: maps ``lo .. lo + count - 1``). ``goal`` ``(N, 2)``
+    replaces the drawn goal."""
     x0, x1, y0, y1 = maps.bounds
     m = min(task.spawn_margin, 0.45 * (x1 - x0), 0.45 * (y1 - y0))
     sx = x0 + m + u[:, 0] * (x1 - x0 - 2 * m)
@@ -91,10 +93,16 @@ def draw_spawn(u: torch.Tensor, maps: HeightMap, task, start_pose: torch.Tensor 
     bearing = (2 * u[:, 4] - 1) * math.pi
     gx = sx + d * torch.cos(bearing)
     gy = sy + d * torch.sin(bearing)
+    if goal is not None:
+        gx, gy = goal[:, 0], goal[:, 1]
     cmd_v = task.command_speed[0] + u[:, 5] * (task.command_speed[1] - task.command_speed[0])
     cmd_w = task.command_yaw_rate[0] + u[:, 6] * (task.command_yaw_rate[1]
                                                   - task.command_yaw_rate[0])
-    map_index = (u[:, 7] * len(maps)).to(torch.int64).clamp_max(len(maps) - 1)
+    if map_range is None:
+        map_index = (u[:, 7] * len(maps)).to(torch.int64).clamp_max(len(maps) - 1)
+    else:
+        lo, count = map_range
+        map_index = lo + torch.minimum((u[:, 7] * count).to(torch.int64), count - 1)
     return Spawn(sx, sy, syaw, gx, gy, cmd_v, cmd_w, map_index)
 
 
@@ -125,7 +133,8 @@ def in_hole(maps: HeightMap, vehicle: Vehicle, s: Spawn, check_spawn: bool) -> t
 
 def spawn_with_redraws(draw: Callable[[int, torch.Tensor], torch.Tensor], use: torch.Tensor,
                        maps: HeightMap, vehicle: Vehicle, task,
-                       start_pose: torch.Tensor | None) -> Spawn:
+                       start_pose: torch.Tensor | None, goal: torch.Tensor | None = None,
+                       map_range=None) -> Spawn:
     """A spawn for each selected environment. A spawn whose goal falls outside the free area
     (nav task), or, on maps with holes, with a wheel over a hole or a goal in one, is drawn
     again from the environment's own stream (so sub-env i still equals a single env), up to
@@ -134,21 +143,21 @@ def spawn_with_redraws(draw: Callable[[int, torch.Tensor], torch.Tensor], use: t
 
     ``draw(n, advance)`` returns ``n`` uniforms per selected environment and advances the
     streams of those where ``advance`` (bool, one per selected environment) is set; ``use``
-    marks the environments being reset."""
+    marks the environments being reset; ``goal`` and ``map_range`` as in :func:`draw_spawn`."""
     nav = task.kind == "nav"
-    spawn = draw_spawn(draw(SPAWN_DRAWS, use), maps, task, start_pose)
+    spawn = draw_spawn(draw(SPAWN_DRAWS, use), maps, task, start_pose, goal, map_range)
     if not (nav or maps.has_holes):
         return spawn
     for _ in range(MAX_REDRAWS):
         bad = torch.zeros_like(use)
-        if nav:
+        if nav and goal is None:
             bad = ~goal_fits(spawn, maps, task)
         if maps.has_holes:
             bad = bad | in_hole(maps, vehicle, spawn, start_pose is None)
         bad = bad & use
         if not bool(bad.any()):
             return spawn
-        new = draw_spawn(draw(SPAWN_DRAWS, bad), maps, task, start_pose)
+        new = draw_spawn(draw(SPAWN_DRAWS, bad), maps, task, start_pose, goal, map_range)
         spawn = Spawn(*(torch.where(bad, a, b) for a, b in zip(new, spawn)))
     rows = torch.nonzero(bad).flatten().tolist()
     raise RuntimeError(f"no spawn with a goal in the map (goal_distance {task.goal_distance}) "

@@ -21,7 +21,10 @@ of :func:`offroad_env.tasks.static_tip_limits`).
 
 The acceleration comes from the dynamics: the body-frame velocity ``(v_x, v_y)`` and yaw rate
 ``w`` of two steps give ``acc_b = (dv_x/dt - w v_y, dv_y/dt + w v_x, 0)`` (longitudinal and
-centripetal), turned into the world by the body's attitude.
+centripetal), turned into the world by the body's attitude. It is low-passed (first order, time
+constant :data:`ACCEL_TIME`) before it enters the measure: the kinematic models change speed
+within one step, which no drive train does, and a body needs a sustained force, not a one-step
+spike, to roll over (:func:`filter_acceleration`).
 
 Edges are found without a per-environment loop: every pair ``(i, j)`` of wheels is a candidate;
 it is an edge of the loaded wheels' hull where both carry load and no other loaded wheel lies
@@ -39,7 +42,7 @@ import torch
 from .vehicle import Vehicle
 
 __all__ = ["EdgeTable", "edge_table", "force_angle_margin", "body_acceleration",
-           "LOAD_SHARE"]
+           "filter_acceleration", "LOAD_SHARE", "ACCEL_TIME"]
 
 #: a wheel carries load where its normal force exceeds this share of an equal split of m g
 LOAD_SHARE = 1e-3
@@ -79,6 +82,17 @@ def edge_table(vehicle: Vehicle, device) -> EdgeTable:
     if key not in _TABLES:
         _TABLES[key] = EdgeTable(vehicle, device)
     return _TABLES[key]
+
+
+#: time constant of the acceleration low-pass [s]
+ACCEL_TIME = 0.2
+
+
+def filter_acceleration(filtered: torch.Tensor, raw: torch.Tensor, dt: float) -> torch.Tensor:
+    """One step of the first-order low-pass ``a_f += dt / (ACCEL_TIME + dt) * (a - a_f)``: a
+    speed change ``dv`` within one step peaks at ``dv / (ACCEL_TIME + dt)``, a sustained
+    acceleration passes unchanged."""
+    return filtered + (dt / (ACCEL_TIME + dt)) * (raw - filtered)
 
 
 def body_acceleration(vel_b: torch.Tensor, prev_vel_b: torch.Tensor, dt: float) -> torch.Tensor:

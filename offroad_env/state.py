@@ -47,6 +47,8 @@ class SimState:
         accel_bias_s, gyro_bias_s: ``(N, 3)`` their random-walk biases.
         prev_vel_b: ``(N, 3)`` body velocity ``(v_x, v_y, w)`` of the step before [m/s, rad/s]
             (the acceleration of the stability measure differences it).
+        accel_b: ``(N, 3)`` low-passed body acceleration [m/s^2] (the stability measure's
+            inertial force, :func:`offroad_env.stability.filter_acceleration`).
         margin: force-angle stability margin after the last step [rad]
             (:mod:`offroad_env.stability`; 0 where the step does not compute it).
         unstable_steps: int64, consecutive steps with a negative margin.
@@ -79,6 +81,7 @@ class SimState:
     accel_bias_s: torch.Tensor
     gyro_bias_s: torch.Tensor
     prev_vel_b: torch.Tensor
+    accel_b: torch.Tensor
     margin: torch.Tensor
     unstable_steps: torch.Tensor
     contact: GroundContact | None = None
@@ -98,7 +101,7 @@ class SimState:
             sensor_pos_w=z(3), sensor_vel_w=z(3),
             prev_rot_sw=torch.eye(3, dtype=dtype, device=device).expand(n, 3, 3).clone(),
             accel_s=z(3), gyro_s=z(3), accel_bias_s=z(3), gyro_bias_s=z(3), prev_vel_b=z(3),
-            margin=z(), unstable_steps=z(dt=i64))
+            accel_b=z(3), margin=z(), unstable_steps=z(dt=i64))
 
     def copy(self) -> "SimState":
         """A shallow copy: a snapshot, as steps replace tensors instead of writing into them."""

@@ -120,8 +120,9 @@ class OffroadVectorEnv(SimulatorSeams, VectorEnv):
     def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
         """Reset all sub-environments, or those of ``options["reset_mask"]``.
 
-        ``options["start_pose"]``: optional ``(N, 3)`` rear-axle ``(x, y, yaw)`` replacing the
-        random spawn of the reset sub-environments.
+        ``options["start_pose"]``: optional ``(N, 3)`` world rear-axle ``(x, y, yaw)``
+        replacing the random spawn of the reset sub-environments; ``options["goal"]``: optional
+        ``(N, 2)`` world goals replacing the drawn ones.
 
         ``seed``: an int (sub-env i gets ``seed + i``), a list of N ints or Nones, or None
         (continue each sub-env's stream; the first reset draws keys from ``np_random``).
@@ -151,7 +152,9 @@ class OffroadVectorEnv(SimulatorSeams, VectorEnv):
                               torch.ones_like(mask))
             self._seeded = True
         start = (options or {}).get("start_pose")
-        obs = self.sim.reset(mask, None if start is None else torch.as_tensor(start))
+        goal = (options or {}).get("goal")
+        obs = self.sim.reset(mask, None if start is None else torch.as_tensor(start),
+                             None if goal is None else torch.as_tensor(goal))
         self._done = self._done & ~mask
         if self._renderer is not None and bool(mask[0]):
             self._renderer.clear()
