@@ -97,6 +97,7 @@ class OffroadVectorEnv(SimulatorSeams, VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._done = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
+        self._end_reasons = torch.zeros(self.num_envs, dtype=torch.int64, device=self.device)
         self._seeded = False
         self._renderer = Renderer(self.sim) if render_mode else None
         self.closed = False
@@ -185,6 +186,10 @@ class OffroadVectorEnv(SimulatorSeams, VectorEnv):
         obs, reward, terminated, info = self.sim.step(actions)
         truncated, reason = time_limit(self.sim.state.steps, terminated, info["end_reason"],
                                        self.max_episode_steps)
+        # rows that finished last step (next-step autoreset) keep that episode's reason for
+        # the reset below
+        self._end_reasons = reason if pending is None else torch.where(pending,
+                                                                       self._end_reasons, reason)
         done = terminated | truncated
         ones = torch.ones_like(done)
         out_info = _masked({k: v for k, v in info.items() if k.startswith("reward/")}, ones)
@@ -219,6 +224,13 @@ class OffroadVectorEnv(SimulatorSeams, VectorEnv):
             if bool(done[0]) and mode == AutoresetMode.SAME_STEP:
                 self._renderer.clear()
         return obs, reward, terminated, truncated, out_info
+
+    @property
+    def end_reasons(self) -> torch.Tensor:
+        """``(N,)`` int64 :class:`~offroad_env.tasks.EndReason` codes of the last step, time
+        limit included (0 where the episode went on, and before the first step), set before
+        any autoreset of that step: a reset hook reads the ending episodes' reasons here."""
+        return self._end_reasons
 
     # ------------------------------------------------------------------ render, close
     def render(self):

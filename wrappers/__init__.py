@@ -5,6 +5,8 @@
   terrain and IMU noise, drawn from the env's seeded per-env streams.
 * :class:`ObservationDelay`, :class:`ActionDelay`: latency, aware of every autoreset mode.
   (IMU noise and bias walk: ``ImuConfig``; action repeat: ``SimConfig.action_repeat``.)
+* :class:`TerrainCurriculum`: Isaac-Lab-style terrain levels over ``OffroadTraverse-v0``'s
+  stacked family levels.
 * :class:`TrajectoryRecorder`: an ``.npz`` / CSV log per episode (pose, IMU, actions, reward
   terms). Video: Gymnasium's ``RecordVideo`` (``video`` extra).
 * :class:`SB3VecEnv` (``wrappers.sb3``, needs stable-baselines3): the native vector env as a
@@ -15,11 +17,12 @@ Gymnasium's own wrappers (``TimeLimit``, vector ``RecordEpisodeStatistics``,
 env as they are; see the README for the autoreset mode each needs.
 """
 
+from .curriculum import TerrainCurriculum
 from .randomization import DomainRandomization, DomainRandomizationEnv, RandomizationConfig
 from .recording import TrajectoryRecorder, load_episode
 from .sensors import ActionDelay, ObservationDelay
 
-__all__ = ["DomainRandomization", "DomainRandomizationEnv", "RandomizationConfig",
+__all__ = ["TerrainCurriculum", "DomainRandomization", "DomainRandomizationEnv", "RandomizationConfig",
            "ObservationDelay", "ActionDelay", "TrajectoryRecorder", "load_episode", "SB3VecEnv"]
 
 
