@@ -233,3 +233,14 @@ def test_training_success_agrees_with_an_evaluation_of_the_same_policy(tmp_path)
     # per-iteration rates said 0.98 against 0.51
     assert abs(s["success_rate"] - res["success_rate"]) < 0.15, (s["success_rate"],
                                                                  res["success_rate"])
+
+
+def test_training_with_the_terrain_curriculum_logs_the_mean_level(tmp_path):
+    out = tmp_path / "cur"
+    ppo.train(_smoke_cfg(out, env_id="offroad_env/OffroadTraverse-v0", curriculum=True,
+                         curriculum_init_level=2))
+    rows = list(csv.DictReader(open(out / "progress.csv")))
+    levels = [float(r["mean_level"]) for r in rows]
+    assert len(levels) == 3 and all(0.0 <= v <= 2.0 for v in levels)
+    with pytest.raises(ValueError, match="LevelsConfig"):
+        ppo.train(_smoke_cfg(tmp_path / "nav", curriculum=True))

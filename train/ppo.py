@@ -35,6 +35,7 @@ from torch import nn
 
 import offroad_env  # noqa: F401  (registers the ids)
 from offroad_env.sim import check_device
+from wrappers import TerrainCurriculum
 
 from .agent import Agent
 from .logs import EpisodeWindow, RunLog, plot_learning_curve, progress_bar
@@ -83,6 +84,10 @@ class PPOConfig:
             first, shortened episode is left out of the statistics).
         compile_env: ``torch.compile`` the environment's step (3-5x faster env steps at
             thousands of envs; the first iteration waits for the compile, tens of seconds).
+        curriculum: train through terrain levels (:class:`wrappers.TerrainCurriculum`; the env's
+            terrain must be level maps, as ``OffroadTraverse-v0``'s); the log gains
+            ``mean_level``.
+        curriculum_init_level: initial levels are drawn in ``[0, this]``.
     """
 
     env_id: str = "offroad_env/OffroadNav-v0"
@@ -115,6 +120,8 @@ class PPOConfig:
     stats_window: int = 100
     spread_starts: bool = True
     compile_env: bool = False
+    curriculum: bool = False
+    curriculum_init_level: int = 0
 
     def __post_init__(self):
         ints = ("num_envs", "num_steps", "total_steps", "update_epochs", "num_minibatches",
@@ -123,6 +130,10 @@ class PPOConfig:
             v = getattr(self, name)
             if int(v) != v or v < 1:
                 raise ValueError(f"{name} must be an int >= 1, got {v!r}")
+        if int(self.curriculum_init_level) != self.curriculum_init_level or \
+                self.curriculum_init_level < 0:
+            raise ValueError(f"curriculum_init_level must be an int >= 0, got "
+                             f"{self.curriculum_init_level!r}")
         if (self.num_envs * self.num_steps) % self.num_minibatches:
             raise ValueError(f"num_envs * num_steps ({self.num_envs * self.num_steps}) must be "
                              f"divisible by num_minibatches ({self.num_minibatches})")
@@ -290,6 +301,10 @@ def train(cfg: PPOConfig, resume: str | None = None, force: bool = False,
     if cfg.compile_env:
         env_kwargs["compile"] = True
     env = make_vec_env(cfg.env_id, cfg.num_envs, device, cfg.max_episode_steps, **env_kwargs)
+    curriculum = (TerrainCurriculum(env, cfg.curriculum_init_level) if cfg.curriculum
+                  else None)
+    if curriculum is not None:
+        env = curriculum
     obs_dim = env.single_observation_space.shape[0]
     act_dim = env.single_action_space.shape[0]
     layout = obs_layout(env)
@@ -421,6 +436,8 @@ def train(cfg: PPOConfig, resume: str | None = None, force: bool = False,
             "episodes": int(done_t.sum()),
             **window.stats(),
         }
+        if curriculum is not None:
+            row["mean_level"] = curriculum.mean_level
         for n, v in zip(term_names, (term_sums / T).tolist()):
             row[f"reward/{n}"] = v
         row.update({k: v / max(n_updates, 1) for k, v in stats.items()})
