@@ -36,6 +36,11 @@ from .vehicle import VehicleBatch, preset
 
 __all__ = ["Simulator", "check_device"]
 
+#: a rigid rest's support polygon includes wheels within this many wheel radii of the ground:
+#: a rest on two diagonal wheels and a lightly loaded third rocks onto the fourth, which hangs
+#: 0.1-0.2 m up on rough ground (Husky), before the body could roll over
+ROCK_GAP = 2.0
+
 #: plane passes of the rigid placement in a step, warm-started at the last attitude. On rough
 #: ground 94 % of poses reach the fixed point in 4, 98.4 % in 8, 99.3 % in 16 (float32); where
 #: one has not (``GroundContact.settled``), its support is not judged that step (the tilt
@@ -421,7 +426,11 @@ class Simulator:
     def _margin(self, gc: GroundContact, accel_b: torch.Tensor | None,
                 idx: torch.Tensor | None = None) -> torch.Tensor:
         """``(M,)`` force-angle stability margin [rad] of placed rows (``idx``; None: all N) with
-        loads, under the body-frame acceleration ``accel_b`` ``(M, 3)`` (None: at rest)."""
+        loads, under the body-frame acceleration ``accel_b`` ``(M, 3)`` (None: at rest). The
+        support polygon: of a rigid rest, the wheels that carry load or hang at most
+        :data:`ROCK_GAP` wheel radii above the ground (the body rocks onto them); with
+        four-wheel ground following (which keeps every wheel on the ground, as a suspended
+        vehicle does) every wheel not over a hole."""
         veh = self._veh
         rows = (lambda v: v) if idx is None else (lambda v: v[idx] if isinstance(
             v, torch.Tensor) and v.ndim else v)
@@ -433,9 +442,15 @@ class Simulator:
         r = torch.as_tensor(rows(veh.wheel_radius), dtype=R.dtype, device=R.device)
         pts = gc.wheel_position - torch.stack((torch.zeros_like(r), torch.zeros_like(r), r),
                                               -1).reshape(-1, 1, 3)
-        mass = torch.as_tensor(rows(veh.mass), dtype=R.dtype, device=R.device)
-        share = (LOAD_SHARE * self.cfg.gravity / veh.num_wheels) * mass
-        loaded = gc.normal_force > share.reshape(-1, 1)
+        if self.cfg.ground == "rigid_contact":
+            # the wheels that carry load, and those the body would rock onto: a rest on two
+            # diagonal wheels rocks onto a third, it does not tip over
+            mass = torch.as_tensor(rows(veh.mass), dtype=R.dtype, device=R.device)
+            share = (LOAD_SHARE * self.cfg.gravity / veh.num_wheels) * mass
+            loaded = (gc.normal_force > share.reshape(-1, 1)) | (
+                (gc.gap <= ROCK_GAP * r.reshape(-1, 1)) & ~gc.wheel_hole)
+        else:  # four-wheel ground following keeps every wheel on the ground by construction
+            loaded = ~gc.wheel_hole
         acc = (torch.zeros_like(com_w) if accel_b is None
                else (R @ accel_b.unsqueeze(2)).squeeze(2))
         return force_angle_margin(pts, loaded, com_w, acc, self.cfg.gravity, self._edges)

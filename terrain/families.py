@@ -18,11 +18,11 @@ Families (``f`` the level fraction; defaults are the Husky's figures):
   ``1.5 * wheel_base`` wide.
 * ``boulders``: raised-cosine boulders of height ``boulder_height = f * overshoot * track *
   tan(roll limit)`` (a boulder under one side rolls the body past the limit at the top level) and
-  radius ``max(0.3, 1.2 * boulder_height)``.
+  radius ``max(0.3, 0.75 * boulder_height)`` (flanks up to 64 deg).
 * ``steps``: parallel ledges 2-4 m apart at a random angle, each a vertical rise or drop of
   ``step_height = f * 2 * wheel_radius`` (up to twice the wheel radius).
 * ``rough``: fractal Perlin ground normalized to a height standard deviation of ``sigma = f *
-  wheel_radius``.
+  1.5 * wheel_radius``.
 """
 
 from __future__ import annotations
@@ -99,10 +99,10 @@ def level_spec(cfg: FamilyConfig, level: int) -> dict:
                 "bottom_width": 1.5 * cfg.wheel_base}
     if cfg.family == "boulders":
         b = f * o * cfg.track_width * math.tan(math.radians(cfg.roll_limit_deg))
-        return {"boulder_height": b, "boulder_radius": max(0.3, 1.2 * b)}
+        return {"boulder_height": b, "boulder_radius": max(0.3, 0.75 * b)}
     if cfg.family == "steps":
         return {"step_height": f * 2.0 * cfg.wheel_radius}
-    return {"sigma": f * cfg.wheel_radius, "feature_length": 2.5}
+    return {"sigma": f * 1.5 * cfg.wheel_radius, "feature_length": 2.5}
 
 
 def _count(cfg: TerrainConfig, per_m2: float) -> int:
