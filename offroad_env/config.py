@@ -280,8 +280,9 @@ def make_config(task: str | TaskConfig = "nav", config: SimConfig | None = None,
     speed and yaw rate (the command replaces the goal in the observations; reward: tracking).
     ``task="nav_rough"``: nav on :func:`rough_terrain` with a height scan in the observations.
     ``task="traverse"``: nav across the terrain families' levels (:func:`traverse_terrain`,
-    scaled for the configured vehicle), tip-over by the force-angle rule, the stability margin
-    observed and rewarded, and a height scan.
+    scaled for the configured vehicle), the rigid-contact rest (the Husky has no suspension),
+    tip-over by the force-angle rule, the stability margin observed and rewarded, and a height
+    scan.
     ``config``: start from this config instead of the task's default. A :class:`TaskConfig`
     as ``task`` overrides the config's ``task`` field (its ``kind`` picks the defaults).
     """
@@ -303,7 +304,7 @@ def make_config(task: str | TaskConfig = "nav", config: SimConfig | None = None,
                        "prev_action"))
     elif task == "traverse":
         base = SimConfig(
-            terrain=traverse_terrain(overrides.get("vehicle", "husky")),
+            terrain=traverse_terrain(overrides.get("vehicle", "husky")), ground="rigid_contact",
             task=TaskConfig(goal_distance=(8.0, 12.0), spawn_margin=2.0, tip_rule="force_angle",
                             weights=RewardWeights(stability=-1.0)),
             height_scan=HeightScanConfig(size=(2.4, 1.6), resolution=0.2, forward_offset=0.8),

@@ -73,7 +73,7 @@ class SuiteSpec:
     version: int = 0
     vehicle: str = "husky"
     dynamics: str = "unicycle"
-    ground: str = "four_wheel"
+    ground: str = "rigid_contact"
     families: tuple[str, ...] = terrain_pkg.FAMILIES
     num_levels: int = 10
     worlds: int = 2

@@ -3,6 +3,7 @@
     python -m train.evaluate runs/nav/checkpoint.pt --episodes 512 --out runs/nav/eval
     python -m train.evaluate runs/nav/checkpoint.pt --baselines      # also random and heuristic
     python -m train.evaluate --policy heuristic --env-id offroad_env/OffroadNav-v0
+    python -m train.evaluate runs/trav/checkpoint.pt --suite offroad-bench-v0 --baselines
 
 M episodes run as M sub-environments of one vector env (each sub-env's first episode counts), on
 maps generated from ``--terrain-seed`` (training uses the registered ``terrain_seed``, 0, so
@@ -193,8 +194,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m train.evaluate",
                                 description=__doc__.split("\n")[0])
     p.add_argument("checkpoint", nargs="?", default=None, help="a train.ppo checkpoint")
-    p.add_argument("--policy", choices=POLICIES, default=None,
-                   help="default: checkpoint if one is given")
+    p.add_argument("--policy", choices=POLICIES + ("careful",), default=None,
+                   help="default: checkpoint if one is given (careful: with --suite only)")
+    p.add_argument("--suite", default=None,
+                   help="run an evaluation suite instead (e.g. offroad-bench-v0; see "
+                        "train/bench.py); --baselines adds random, heuristic and careful")
     p.add_argument("--baselines", action="store_true",
                    help="also evaluate the random and heuristic policies on the same episodes")
     p.add_argument("--env-id", default=None, help="default: the checkpoint's")
@@ -219,6 +223,19 @@ def main(argv=None) -> int:
 
 def _main(args) -> int:
     policy = args.policy or ("checkpoint" if args.checkpoint else None)
+    if args.suite is not None:
+        from . import bench
+        if policy is None:
+            raise ValueError("give a checkpoint or --policy random|heuristic|careful")
+        pols = [args.checkpoint if policy == "checkpoint" else policy]
+        if args.baselines:
+            pols += [p for p in bench.POLICIES if p != policy]
+        argv = ["--suite", args.suite, "--policy", *pols] + (
+            ["--out", args.out] if args.out else []) + (["--force"] if args.force else [])
+        return bench.main(argv)
+    if policy == "careful":
+        raise ValueError("the careful policy needs the traverse task's observations: use "
+                         "--suite")
     if policy is None:
         raise ValueError("give a checkpoint or --policy random|heuristic")
     if policy == "checkpoint" and not args.checkpoint:
