@@ -1,7 +1,8 @@
 """Golden trajectories: fixed-seed rollouts whose every output is stored and compared bit for bit.
 
 A refactor that changes nothing must leave these unchanged. A change of the physics on purpose
-re-records them (``python tests/golden_cases.py``) in the same commit, and its message says why.
+re-records them (``python tests/golden_cases.py``) in the same commit, and its message says why;
+``--missing`` records only cases the file lacks (a new env id).
 
 Each case is a vector env of ``N_ENVS`` sub-environments driven for ``STEPS`` steps by actions
 drawn from a fixed numpy stream (forward drive in [0.2, 1.2] and a steering random walk, both
@@ -116,15 +117,23 @@ def rollout(name: str) -> dict[str, np.ndarray]:
     return {k: np.stack(v) for k, v in out.items()}
 
 
-def record(path: Path = FILE) -> None:
+def record(path: Path = FILE, missing_only: bool = False) -> None:
+    """Record every case, or (``missing_only``, ``--missing``) only the cases the file lacks
+    (a new env id or case), keeping the others' records as they are."""
     arrays = {}
-    for case in CASES:
+    if missing_only and path.exists():
+        with np.load(path) as f:
+            arrays = {k: f[k] for k in f.files}
+    done = {k.rsplit("/", 1)[0] for k in arrays}
+    todo = [c for c in CASES if c not in done]
+    for case in todo:
         for k, v in rollout(case).items():
             arrays[f"{case}/{k}"] = v
     path.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(path, **arrays)
-    print(f"recorded {len(CASES)} cases to {path}")
+    print(f"recorded {len(todo)} case(s) to {path}: {todo}")
 
 
 if __name__ == "__main__":
-    record()
+    import sys
+    record(missing_only="--missing" in sys.argv[1:])

@@ -62,12 +62,13 @@ def test_every_registered_id_runs_with_make_and_make_vec(env_id):
     for _ in range(3):
         obs, r, term, trunc, info = env.step(env.action_space.sample())
         assert isinstance(r, float) and isinstance(term, bool) and isinstance(trunc, bool)
-    assert env.spec.max_episode_steps == 500
+    steps = offroad_env.EPISODE_STEPS.get(offroad_env.ENV_IDS[env_id], 500)
+    assert env.spec.max_episode_steps == steps
     env.close()
     venv = gym.make_vec(env_id, num_envs=3, vectorization_mode="vector_entry_point",
                         terrain=SMALL, num_maps=1)
     assert isinstance(venv.unwrapped, OffroadVectorEnv)
-    assert venv.unwrapped.max_episode_steps == 500
+    assert venv.unwrapped.max_episode_steps == steps
     obs, _ = venv.reset(seed=0)
     assert obs.shape == (3,) + venv.single_observation_space.shape
     obs, r, term, trunc, info = venv.step(torch.zeros(3, 2))
