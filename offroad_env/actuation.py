@@ -78,10 +78,10 @@ def _no_slip(state) -> Drive:
 
 
 def unicycle(cfg, nominal, vehicle, params, state, a) -> Drive:
-    """The unicycle seed's odometry (forward Euler)."""
+    """The unicycle seed's odometry (forward Euler, or exact arcs: ``cfg.integrator``)."""
     state.v, state.w = a[:, 0] * cfg.max_speed, a[:, 1] * cfg.max_yaw_rate
     state.x, state.y, state.yaw = unicycle_step(state.x, state.y, state.yaw, state.v, state.w,
-                                                cfg.dt)
+                                                cfg.dt, cfg.integrator)
     return _no_slip(state)
 
 
@@ -90,10 +90,13 @@ def ackermann(cfg, nominal, vehicle, params, state, a) -> Drive:
     step's start steering angle."""
     v = a[:, 0] * cfg.max_speed
     state.v = v
+    yaw0 = state.yaw
     state.w = v * torch.tan(state.steer) / cfg.ackermann.wheel_base
     state.x, state.y, state.yaw, state.steer = ackermann_step(
         cfg.ackermann, state.x, state.y, state.yaw, state.steer, v,
-        a[:, 1] * cfg.ackermann.max_steer_rate, cfg.dt)
+        a[:, 1] * cfg.ackermann.max_steer_rate, cfg.dt, integrator=cfg.integrator)
+    if cfg.integrator == "exact":  # the step's mean yaw rate
+        state.w = (state.yaw - yaw0) / cfg.dt
     return _no_slip(state)
 
 

@@ -15,7 +15,7 @@ from terrain import HeightMap
 from . import tasks
 from .actuation import DYNAMICS
 from .constants import GRAVITY
-from .dynamics import AckermannParams, SkidSteerParams
+from .dynamics import INTEGRATORS, AckermannParams, SkidSteerParams
 from .ground import METHODS as GROUND_METHODS
 from .observations import TERM_NAMES as OBS_TERMS
 from .tasks import RewardWeights
@@ -153,6 +153,9 @@ class SimConfig:
             [rad/s].
         ackermann, skid: model parameters; substeps: skid-steer substeps per step (the model is
             stable up to 10 ms substeps, see BENCHMARKS.md).
+        integrator: the kinematic models' (unicycle, Ackermann) integration: ``"euler"`` (the
+            unicycle seed's forward Euler) or ``"exact"`` (circular arcs; the Ackermann
+            steering angle moving through the step), :data:`~offroad_env.dynamics.INTEGRATORS`.
         ground: ``"four_wheel"`` or ``"rigid_contact"``; d_eps: contact threshold [m], >= 0.
         terrain: generator config of the maps; num_maps: maps in the stack (one drawn per
             episode); terrain_seed: the maps' seed (the env seed draws spawns, not maps). A
@@ -180,6 +183,7 @@ class SimConfig:
     ackermann: AckermannParams = field(default_factory=AckermannParams)
     skid: SkidSteerParams = field(default_factory=SkidSteerParams)
     substeps: int = 5
+    integrator: str = "euler"
     ground: str = "four_wheel"
     d_eps: float = 0.01
     terrain: terrain_pkg.TerrainConfig = field(default_factory=lambda: terrain_pkg.PerlinConfig(
@@ -200,6 +204,8 @@ class SimConfig:
         preset(self.vehicle)  # raises on an unknown name
         if self.dynamics not in DYNAMICS:
             raise ValueError(f"dynamics must be one of {DYNAMICS}, got {self.dynamics!r}")
+        if self.integrator not in INTEGRATORS:
+            raise ValueError(f"integrator must be one of {INTEGRATORS}, got {self.integrator!r}")
         if self.ground not in GROUND_METHODS:
             raise ValueError(f"ground must be one of {GROUND_METHODS}, got {self.ground!r}")
         for name in ("dt", "max_speed", "max_yaw_rate", "gravity"):

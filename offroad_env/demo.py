@@ -1,11 +1,14 @@
 """The main job (``offroad-env demo`` / ``make demo``): the four-wheel seed's worked example,
 then the batched environment.
 
-1. The terrain: by default the seed's smoothed peaks over 40 x 40 m at 0.2 m, written as a 16-bit
-   Unreal PNG with its JSON sidecar, read back, previewed and summarised (``--terrain`` picks
-   another generator or a map file).
+1. The terrain: by default the seed's example terrain exactly (``peaks(201)`` smoothed by
+   MATLAB's ``imgaussfilt(., 3)`` and multiplied by 0.4, over 40 x 40 m at 0.2 m), written as a
+   16-bit Unreal PNG with zScale 1 m and its JSON sidecar, read back, previewed and summarised
+   (``--terrain`` picks another generator or a map file).
 2. The seed's drive: a Husky from the origin, heading +x, at 2 m/s with a steering rate of
-   0.5 sin(2 pi 0.15 t) rad/s for 30 s at 10 ms steps, run through the simulator (so the pose,
+   0.5 sin(2 pi 0.15 t) rad/s, the angle held at the Ackermann block's default limit pi/4, for
+   30 s logged every 10 ms, integrated exactly (``integrator="exact"``), run through the
+   simulator (so the pose,
    the IMU and the contact are the product's own), placed by the chosen ground-following method
    and, for comparison, by the other one; the seed's summary (duration, distance, max roll and
    pitch, z range), a CSV log (time, translation, rotation angles, IMU) and the seed's plots
@@ -42,17 +45,40 @@ LOG_COLUMNS = ("t", "x", "y", "z", "yaw", "pitch", "roll", "axle_z", "accel_x", 
                "accel_z", "gyro_x", "gyro_y", "gyro_z")
 
 
+#: the Ackermann Kinematic Model block's default maximum steering angle [rad]
+SEED_MAX_STEER = math.pi / 4
+
+
+def seed_steering(t: np.ndarray, amplitude: float = 0.5, freq: float = 0.15,
+                  max_steer: float = SEED_MAX_STEER) -> np.ndarray:
+    """The seed's steering angle [rad] at times ``t`` (increasing, from 0): the integral of the
+    rate ``amplitude sin(2 pi freq t)`` [rad/s], held at ``+-max_steer`` until the rate changes
+    sign (a saturated integrator without wind-up). Exact: within each half period the rate
+    keeps its sign, so the angle there is the clipped antiderivative
+    ``clip(d_s + F(t) - F(t_s))``, ``F(t) = amplitude (1 - cos(2 pi freq t)) / (2 pi freq)``."""
+    w = 2 * math.pi * freq
+    F = lambda tt: amplitude * (1.0 - np.cos(w * tt)) / w  # noqa: E731
+    half = 0.5 / freq
+    out = np.empty_like(t, dtype=float)
+    d_s = 0.0
+    for m in range(int(math.ceil(t[-1] / half)) + 1):
+        t_s, t_e = m * half, (m + 1) * half
+        sel = (t >= t_s) & (t <= t_e)
+        out[sel] = np.clip(d_s + F(t[sel]) - F(t_s), -max_steer, max_steer)
+        d_s = float(np.clip(d_s + F(t_e) - F(t_s), -max_steer, max_steer))
+    return out
+
+
 def seed_commands(dt: float, t_end: float, wheel_base: float, speed: float = 2.0,
-                  max_steer: float = 1.3):
+                  max_steer: float = SEED_MAX_STEER):
     """The seed's open-loop drive as ``(t, v, steer_rate, steer, yaw_rate)`` arrays: constant
-    speed, steering rate ``0.5 sin(2 pi 0.15 t)`` [rad/s], the steering angle its integral
-    (clamped to ``max_steer``), and the Ackermann yaw rate ``v tan(steer) / L``."""
+    speed, the steering angle of :func:`seed_steering` at the sample times, the steering rate of
+    each step the angle's change over it divided by ``dt`` (so a rate held over the step lands
+    on the continuous angle at every sample), and the Ackermann yaw rate ``v tan(steer) / L``."""
     n = int(round(t_end / dt)) + 1
     t = np.arange(n) * dt
-    rate = 0.5 * np.sin(2 * np.pi * 0.15 * t)
-    steer = np.zeros(n)
-    for k in range(1, n):
-        steer[k] = np.clip(steer[k - 1] + rate[k - 1] * dt, -max_steer, max_steer)
+    steer = seed_steering(t, max_steer=max_steer)
+    rate = np.append(np.diff(steer) / dt, 0.0)
     v = np.full(n, speed)
     return t, v, rate, steer, v * np.tan(steer) / wheel_base
 
@@ -68,12 +94,12 @@ def drive(hm: terrain.HeightMap, vehicle: str = "husky", dynamics: str = "ackerm
     plus ``off_map`` and ``stable`` flags.
     """
     veh = preset(vehicle)
-    max_steer = 1.3
-    t, v, rate, steer, w = seed_commands(dt, t_end, veh.wheel_base, speed, max_steer)
+    t, v, rate, steer, w = seed_commands(dt, t_end, veh.wheel_base, speed)
     cfg = SimConfig(vehicle=vehicle, dt=dt, dynamics=dynamics, ground=ground, heightmap=hm,
                     max_speed=speed, max_yaw_rate=max(1.0, float(np.abs(w).max())),
-                    ackermann=AckermannParams(wheel_base=veh.wheel_base, max_steer=max_steer,
-                                              max_steer_rate=2.0),
+                    ackermann=AckermannParams(wheel_base=veh.wheel_base,
+                                              max_steer=SEED_MAX_STEER, max_steer_rate=2.0),
+                    integrator="exact",  # the seed integrates its model accurately
                     num_maps=1)  # the drive ignores the task's goal and terminations
     sim = Simulator(cfg, 1, dtype=torch.float64)
     sim.reset(torch.ones(1, dtype=torch.bool), torch.zeros(1, 3, dtype=torch.float64))
@@ -150,15 +176,17 @@ def run(out: Path, seed: int = 0, envs: int = 256, steps: int = 200, terrain_spe
                           "ground": ground, "seed": seed, "duration": duration}}
     # 1. terrain
     hm, origin = load_terrain(terrain_spec, seed)
+    stats = terrain.statistics(hm)  # of the map as generated (the seed prints these)
     written = []
     if not hm.has_holes:  # PNG cannot hold holes
         png = out / "terrain_heightmap.png"
-        terrain.save(hm, png)
+        # the seed writes its example with zScale = 1 m (a 1/128 m step); the rounding shows in
+        # its printed roll and pitch
+        terrain.save(hm, png, z_scale=1.0 if terrain_spec == "peaks" else None)
         hm = terrain.load(png).to(dtype=torch.float64)
         written += ["terrain_heightmap.png + .json"]
     written += ["terrain_preview.png", "terrain_stats.json"]
     terrain.save_preview(hm, out / "terrain_preview.png")
-    stats = terrain.statistics(hm)
     stats["source"] = origin
     (out / "terrain_stats.json").write_text(json.dumps(stats, indent=2) + "\n")
     report["terrain"] = stats
@@ -227,17 +255,19 @@ def print_report(report: dict, out: Path) -> None:
           f"0.5 sin(2 pi 0.15 t) rad/s, {o['duration']:g} s):")
     cols = list(report["drive"])
     print("  " + " " * 22 + "".join(f"{c:>17s}" for c in cols))
-    for key, label in (("duration_s", "duration [s]"), ("distance_m", "distance [m]"),
-                       ("max_roll_deg", "max roll [deg]"), ("max_pitch_deg", "max pitch [deg]")):
-        print(f"  {label:22s}" + "".join(f"{report['drive'][c][key]:17.2f}" for c in cols))
+    for key, label, fmt in (("duration_s", "duration [s]", "17.2f"),
+                            ("distance_m", "distance [m]", "17.4f"),
+                            ("max_roll_deg", "max roll [deg]", "17.3f"),
+                            ("max_pitch_deg", "max pitch [deg]", "17.3f")):
+        print(f"  {label:22s}" + "".join(format(report['drive'][c][key], fmt) for c in cols))
     print(f"  {'z range [m]':22s}" + "".join(
-        f"{report['drive'][c]['z_range_m'][0]:10.2f}..{report['drive'][c]['z_range_m'][1]:<5.2f}"
+        f"{report['drive'][c]['z_range_m'][0]:9.5f}..{report['drive'][c]['z_range_m'][1]:<6.4f}"
         for c in cols))
     print(f"  {'steps off the map':22s}" + "".join(
         f"{report['drive'][c]['off_map_steps']:17d}" for c in cols[:2]))
     if "seed published" in report["drive"]:
-        print("  (the seed's peaks were smoothed by an unpublished filter and its steering limit "
-              "is not given: the terrain matches its size and height range, not every sample)")
+        print("  (the seed's terrain is peaks(201), imgaussfilt(., 3) x 0.4, written with "
+              "zScale 1; its steering is held at pi/4; README: how the example was identified)")
     e = report["env"]
     print(f"\nOffroadNav-v0, {e['num_envs']} vehicles x {e['steps']} steps, random policy: "
           f"{e['env_steps_per_s']:,.0f} env-steps/s; episode ends: {e['episode_ends']}")

@@ -30,16 +30,35 @@ from .slip import (friction_ellipse, rolling_resistance, slip_angle, slip_ratio,
                    soft_soil_traction)
 from .vehicle import Vehicle
 
-__all__ = ["unicycle_step", "wheel_speeds_to_body", "AckermannParams", "ackermann_step",
+__all__ = ["INTEGRATORS", "EXACT_SUBSTEPS", "unicycle_step", "wheel_speeds_to_body", "AckermannParams", "ackermann_step",
            "SkidSteerParams", "SkidSteerState", "skid_steer_step", "side_targets",
            "speed_controller"]
 
 
+#: the kinematic models' integrators: ``"euler"`` (the unicycle seed's contract) or ``"exact"``
+INTEGRATORS = ("euler", "exact")
+
+#: substeps of the exact Ackermann step (the steering angle moves within a step; 4 already give
+#: the four-wheel seed's example to its printed digits)
+EXACT_SUBSTEPS = 8
+
+
 # ----------------------------------------------------------------------------- unicycle
-def unicycle_step(x, y, theta, v, omega, dt: float):
-    """One forward-Euler step of the unicycle (the seed's recursion). All ``(N,)`` tensors;
-    returns the new ``(x, y, theta)``; ``theta`` is not wrapped."""
-    return x + v * dt * torch.cos(theta), y + v * dt * torch.sin(theta), theta + omega * dt
+def unicycle_step(x, y, theta, v, omega, dt: float, integrator: str = "euler"):
+    """One step of the unicycle. All ``(N,)`` tensors; returns the new ``(x, y, theta)``;
+    ``theta`` is not wrapped.
+
+    ``integrator="euler"``: forward Euler, the seed's recursion. ``"exact"``: the circular arc
+    of constant ``v`` and ``omega``, exact for any ``dt``: the chord ``v dt sinc(omega dt / 2)``
+    along ``theta + omega dt / 2``."""
+    if integrator == "euler":
+        return x + v * dt * torch.cos(theta), y + v * dt * torch.sin(theta), theta + omega * dt
+    if integrator != "exact":
+        raise ValueError(f"integrator must be one of {INTEGRATORS}, got {integrator!r}")
+    half = 0.5 * omega * dt
+    chord = v * dt * torch.sinc(half / math.pi)  # torch.sinc(u) = sin(pi u) / (pi u)
+    mid = theta + half
+    return x + chord * torch.cos(mid), y + chord * torch.sin(mid), theta + omega * dt
 
 
 def wheel_speeds_to_body(w_left, w_right, wheel_radius: float, track: float):
@@ -78,16 +97,37 @@ class AckermannParams:
 
 
 def ackermann_step(params: AckermannParams, x, y, theta, steer, v, steer_input, dt: float,
-                   mode: str = "rate"):
-    """One forward-Euler step of the kinematic bicycle, all ``(N,)``.
+                   mode: str = "rate", integrator: str = "euler"):
+    """One step of the kinematic bicycle, all ``(N,)``.
 
     ``mode="rate"``: ``steer_input`` is the steering rate [rad/s] (clipped to the rate limit);
-    ``mode="angle"``: it is the commanded angle [rad], reached at the rate limit. The heading
-    uses the start-of-step steering angle, as :func:`unicycle_step` uses the start-of-step
-    heading. Returns ``(x, y, theta, steer)``.
+    ``mode="angle"``: it is the commanded angle [rad], reached at the rate limit. The steering
+    angle holds at its limit while the rate pushes it on (no wind-up). ``integrator="euler"``:
+    the heading uses the start-of-step steering angle, as :func:`unicycle_step` uses the
+    start-of-step heading. ``"exact"``: the steering angle moves linearly through the step (at
+    the constant rate, clipped), and the pose follows :data:`EXACT_SUBSTEPS` exact arcs, each at
+    its substep's mean steering angle. Returns ``(x, y, theta, steer)``.
     """
+    if integrator == "exact":
+        rate = _steer_rate(params, steer, steer_input, dt, mode)
+        h = dt / EXACT_SUBSTEPS
+        for _ in range(EXACT_SUBSTEPS):
+            s1 = (steer + rate * h).clamp(-params.max_steer, params.max_steer)
+            omega = v * torch.tan(0.5 * (steer + s1)) / params.wheel_base
+            x, y, theta = unicycle_step(x, y, theta, v, omega, h, "exact")
+            steer = s1
+        return x, y, theta, steer
+    if integrator != "euler":
+        raise ValueError(f"integrator must be one of {INTEGRATORS}, got {integrator!r}")
     omega = v * torch.tan(steer) / params.wheel_base
     x1, y1, th1 = unicycle_step(x, y, theta, v, omega, dt)
+    rate = _steer_rate(params, steer, steer_input, dt, mode)
+    steer1 = (steer + rate * dt).clamp(-params.max_steer, params.max_steer)
+    return x1, y1, th1, steer1
+
+
+def _steer_rate(params: AckermannParams, steer, steer_input, dt: float, mode: str):
+    """The step's steering rate [rad/s] from a rate or angle command, within the rate limit."""
     if mode == "rate":
         rate = steer_input.clamp(-params.max_steer_rate, params.max_steer_rate)
     elif mode == "angle":
@@ -95,8 +135,7 @@ def ackermann_step(params: AckermannParams, x, y, theta, steer, v, steer_input, 
             -params.max_steer_rate, params.max_steer_rate)
     else:
         raise ValueError(f"mode must be 'rate' or 'angle', got {mode!r}")
-    steer1 = (steer + rate * dt).clamp(-params.max_steer, params.max_steer)
-    return x1, y1, th1, steer1
+    return rate
 
 
 # ----------------------------------------------------------------------------- skid steer

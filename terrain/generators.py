@@ -20,7 +20,7 @@ import numpy as np
 __all__ = [
     "TerrainConfig", "FlatConfig", "PlaneConfig", "PeaksConfig", "PerlinConfig", "BumpsConfig",
     "RocksConfig", "StepsConfig", "HolesConfig", "SumConfig", "GENERATORS", "generate",
-    "make_heightmap", "grid_xy", "peaks", "perlin_fbm", "gaussian_smooth",
+    "make_heightmap", "grid_xy", "peaks", "perlin_fbm", "gaussian_smooth", "matlab_gaussian",
 ]
 
 #: the most samples a generated map may have (the file loaders' DEFAULT_MAX_PIXELS)
@@ -138,32 +138,56 @@ def gaussian_smooth(h: np.ndarray, sigma_px: float) -> np.ndarray:
     return np.apply_along_axis(lambda a: np.convolve(a, k, mode="valid"), 0, p)
 
 
+def matlab_gaussian(h: np.ndarray, sigma_px: float) -> np.ndarray:
+    """MATLAB's ``imgaussfilt(h, sigma_px)``: a normalized Gaussian kernel of
+    ``2 ceil(2 sigma) + 1`` taps per axis, separable, edges replicated."""
+    if sigma_px <= 0:
+        return h.copy()
+    r = int(math.ceil(2 * sigma_px))
+    k = np.exp(-0.5 * (np.arange(-r, r + 1) / sigma_px) ** 2)
+    k /= k.sum()
+    p = np.pad(h, r, mode="edge")
+    p = np.apply_along_axis(lambda a: np.convolve(a, k, mode="valid"), 1, p)
+    return np.apply_along_axis(lambda a: np.convolve(a, k, mode="valid"), 0, p)
+
+
 @dataclass(frozen=True, kw_only=True)
 class PeaksConfig(TerrainConfig):
-    """MATLAB ``peaks`` stretched over the grid (``u, v`` in [-3, 3]), smoothed, then mapped
-    linearly onto ``height_range``. The defaults give the four-wheel seed's example terrain:
-    40 x 40 m at 0.20 m (201 x 201), heights -2.56 ... 3.18 m.
+    """MATLAB ``peaks`` stretched over the grid (``u, v`` in [-3, 3]), smoothed by MATLAB's
+    ``imgaussfilt`` (``smoothing_px`` samples), then multiplied by ``scale`` or, with
+    ``scale=None``, mapped linearly onto ``height_range``.
+
+    The defaults are the four-wheel seed's example terrain, exactly: ``peaks(201)`` smoothed by
+    ``imgaussfilt(., 3)`` (13 taps, replicate padding) and multiplied by 0.4, over 40 x 40 m at
+    0.20 m (201 x 201, first sample at (-20, -20)): heights -2.5561 ... 3.1776 m.
 
     Attributes:
-        height_range: ``(z_min, z_max)`` of the result [m].
-        smoothing: Gaussian blur sigma [m] before the mapping (0: none).
+        smoothing_px: Gaussian sigma [samples] (0: none).
+        scale: factor on the smoothed peaks [m]; None: map onto ``height_range`` instead.
+        height_range: ``(z_min, z_max)`` of the result when ``scale`` is None [m].
     """
 
+    smoothing_px: float = 3.0
+    scale: float | None = 0.4
     height_range: tuple[float, float] = (-2.56, 3.18)
-    smoothing: float = 0.6
 
     def __post_init__(self):
         super().__post_init__()
         _check_range(self.height_range, "height_range")
-        if not math.isfinite(self.smoothing) or self.smoothing < 0:
-            raise ValueError(f"smoothing must be finite and >= 0, got {self.smoothing}")
+        if not math.isfinite(self.smoothing_px) or self.smoothing_px < 0:
+            raise ValueError(f"smoothing_px must be finite and >= 0, got {self.smoothing_px}")
+        if self.scale is not None and not (isinstance(self.scale, (int, float))
+                                           and math.isfinite(self.scale)):
+            raise ValueError(f"scale must be a finite number or None, got {self.scale!r}")
 
 
 def peaks_terrain(cfg: PeaksConfig, rng: np.random.Generator) -> np.ndarray:
     x, y = grid_xy(cfg)
     u = x / (0.5 * cfg.size[0]) * 3.0
     v = y / (0.5 * cfg.size[1]) * 3.0
-    z = gaussian_smooth(peaks(u, v), cfg.smoothing / min(cfg.resolution))
+    z = matlab_gaussian(peaks(u, v), cfg.smoothing_px)
+    if cfg.scale is not None:
+        return z * float(cfg.scale)
     lo, hi = cfg.height_range
     zmin, zmax = z.min(), z.max()
     return lo + (z - zmin) * ((hi - lo) / (zmax - zmin))

@@ -318,3 +318,40 @@ def test_bad_params(kw):
     with pytest.raises(ValueError, match="substeps"):
         skid_steer_step(husky(), SkidSteerParams(), SkidSteerState.zeros(1, 4), torch.zeros(1, 4),
                         torch.zeros(1, 4), torch.zeros(1), torch.zeros(1), 0.01, substeps=0)
+
+
+import offroad_env.dynamics as dyn  # noqa: E402
+
+
+def test_the_exact_unicycle_step_is_the_circular_arc_for_any_dt():
+    import math as _m
+    x, y, th = (torch.zeros(3, dtype=torch.float64) for _ in range(3))
+    v = torch.tensor([2.0, 2.0, 1.0], dtype=torch.float64)
+    w = torch.tensor([0.5, 0.0, -3.0], dtype=torch.float64)
+    for dt in (0.01, 0.7, 2.0):
+        x1, y1, th1 = dyn.unicycle_step(x, y, th, v, w, dt, "exact")
+        for i in range(3):
+            if w[i] == 0:
+                want = (float(v[i]) * dt, 0.0)
+            else:
+                R = float(v[i] / w[i])
+                want = (R * _m.sin(float(w[i]) * dt), R * (1 - _m.cos(float(w[i]) * dt)))
+            assert (float(x1[i]), float(y1[i])) == pytest.approx(want, abs=1e-12)
+        assert torch.allclose(th1, w * dt)
+    with pytest.raises(ValueError, match="integrator"):
+        dyn.unicycle_step(x, y, th, v, w, 0.1, "rk4")
+
+
+def test_the_exact_ackermann_step_converges_to_fine_euler_and_holds_at_the_steering_limit():
+    p = dyn.AckermannParams(wheel_base=0.512, max_steer=math.pi / 4, max_steer_rate=2.0)
+    z = torch.zeros(1, dtype=torch.float64)
+    v = torch.full((1,), 2.0, dtype=torch.float64)
+    rate = torch.full((1,), 0.9, dtype=torch.float64)
+    ex = dyn.ackermann_step(p, z, z, z, torch.full((1,), 0.7, dtype=torch.float64), v, rate,
+                            0.1, integrator="exact")
+    fine = (z, z, z, torch.full((1,), 0.7, dtype=torch.float64))
+    for _ in range(20000):
+        fine = dyn.ackermann_step(p, *fine, v, rate, 0.1 / 20000)
+    for a, b in zip(ex, fine):
+        assert float(a) == pytest.approx(float(b), abs=2e-4)
+    assert float(ex[3]) == pytest.approx(math.pi / 4)  # 0.7 + 0.09 clipped at pi/4

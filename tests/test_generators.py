@@ -64,7 +64,17 @@ def test_peaks_is_matlab_peaks_and_the_seed_example():
     cfg = g.PeaksConfig()  # the seed: 201 x 201 samples, 40 x 40 m, 0.20 m, -2.56 ... 3.18 m
     assert cfg.samples == (201, 201)
     z = terrain.generate(cfg)
-    assert math.isclose(z.min(), -2.56, abs_tol=1e-12) and math.isclose(z.max(), 3.18, abs_tol=1e-12)
+    # peaks(201), imgaussfilt(., 3) (13 taps, replicate), x 0.4: printed as [-2.56, 3.18]
+    assert (round(z.min(), 2), round(z.max(), 2)) == (-2.56, 3.18)
+    assert math.isclose(z.min(), -2.556120, abs_tol=1e-6)
+    assert math.isclose(z.max(), 3.177565, abs_tol=1e-6)
+    ranged = terrain.generate(g.PeaksConfig(scale=None, height_range=(-1.0, 2.0)))
+    assert math.isclose(ranged.min(), -1.0) and math.isclose(ranged.max(), 2.0)
+    # MATLAB's kernel: 2 ceil(2 sigma) + 1 taps; an impulse spreads over exactly 13 samples
+    imp = np.zeros((1, 41))
+    imp[0, 20] = 1.0
+    spread = g.matlab_gaussian(np.repeat(imp, 41, 0), 3.0)[20]
+    assert np.count_nonzero(spread > 0) == 13 and math.isclose(spread.sum(), 1.0)
     raw = g.peaks(*(np.array(v) / 20.0 * 3 for v in g.grid_xy(cfg)))
     # smoothing keeps the shape: the highest point stays on the main peak near (0, 1.6) * 20/3
     iy, ix = np.unravel_index(np.argmax(z), z.shape)

@@ -65,10 +65,25 @@ def test_four_wheel_on_planes_gives_the_seed_formulas(a, b):
     # z_rear - z_front = -a' L, z_left - z_right = b' T on a plane
     torch.testing.assert_close(res.pitch, torch.atan(-a_h))
     torch.testing.assert_close(res.roll, torch.atan(b_l))
-    torch.testing.assert_close(res.position[:, 2], a * x + b * y + 0.3 + v.wheel_radius)
     # R is Rz Ry Rx of those angles
     from offroad_env.rotations import rot_zyx
     torch.testing.assert_close(res.rotation, rot_zyx(yaw, res.pitch, res.roll))
+    # the rear-axle origin: the wheel radius along the body z axis above the rear contact
+    contact = torch.stack((x, y, a * x + b * y + 0.3), 1)
+    torch.testing.assert_close(res.position, contact + v.wheel_radius * res.rotation[:, :, 2])
+
+
+def test_four_wheel_lifts_along_the_body_z_axis_on_a_side_slope():
+    # heading +x across a side slope z = b y: roll = atan(b), and the hub sits r along the
+    # tilted body z, i.e. r (0, -sin roll, cos roll) above the contact point
+    v = husky()
+    b = 0.5
+    res = four_wheel(v, plane_map(0.0, b, 0.0), torch.tensor([0.0], dtype=F64),
+                     torch.tensor([1.0], dtype=F64), torch.tensor([0.0], dtype=F64))
+    roll = math.atan(b)
+    r = v.wheel_radius
+    want = [0.0, 1.0 - r * math.sin(roll), b * 1.0 + r * math.cos(roll)]
+    assert res.position[0].tolist() == pytest.approx(want, abs=1e-12)
 
 
 def test_signs_positive_roll_lifts_left_positive_pitch_nose_down():

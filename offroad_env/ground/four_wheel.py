@@ -29,7 +29,12 @@ def four_wheel(vehicle: Vehicle, terrain: HeightMap, x, y, yaw, map_index=None, 
         z_left  = (z_FL + z_RL) / 2    z_right = (z_FR + z_RR) / 2
         pitch = atan((z_rear - z_front) / wheel_base)
         roll  = atan((z_left - z_right) / track_width)
-        R = Rz(yaw) Ry(pitch) Rx(roll),   t = [x, y, z_rear + wheel_radius]
+        R = Rz(yaw) Ry(pitch) Rx(roll),   t = [x, y, z_rear] + wheel_radius * R e_z
+
+    The rear-axle frame's origin ``t`` sits ``wheel_radius`` along the body z axis above the
+    rear contact point ``[x, y, z_rear]``: the seed's block "internally applies wheel radius to
+    lift above the contact plane" (on a tilted body the lift tilts with it, which is what
+    reproduces the seed's worked example: its distance and its z minimum).
 
     Per-wheel outputs are for the vehicle's own K wheels: heights under their planar positions
     (vertical projection, as the seed), gaps at the resulting pose, contacts within ``d_eps`` and
@@ -49,7 +54,8 @@ def four_wheel(vehicle: Vehicle, terrain: HeightMap, x, y, yaw, map_index=None, 
     pitch = torch.atan((z_rear - z_front) / vehicle.wheel_base)
     roll = torch.atan((z_left - z_right) / vehicle.track_width)
     rot = rot_zyx_entries(yaw, pitch, roll)
-    t = torch.stack((x, y, z_rear + vehicle.wheel_radius), dim=1)
+    r = vehicle.wheel_radius
+    t = torch.stack((x + r * rot[0][2], y + r * rot[1][2], z_rear + r * rot[2][2]), dim=1)
     wheels = body_columns(vehicle, x)
     if vehicle.is_rectangle:
         wh, whole, woff = h, hole, off
