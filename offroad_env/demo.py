@@ -11,8 +11,9 @@ then the batched environment.
    simulator (so the pose,
    the IMU and the contact are the product's own), placed by the chosen ground-following method
    and, for comparison, by the other one; the seed's summary (duration, distance, max roll and
-   pitch, z range), a CSV log (time, translation, rotation angles, IMU) and the seed's plots
-   (elevation, roll and pitch, yaw, the 3-D terrain with the path, a top-down map).
+   pitch, z range), a CSV log (time, translation, rotation angles, IMU), the seed's plots
+   (elevation, roll and pitch, yaw, the 3-D terrain with the path, a top-down map) and an
+   animation of the drive (``drive.gif``, and ``drive.mp4`` with an ffmpeg writer).
 3. The environment: ``OffroadNav-v0`` as a vector env of 256 vehicles under a random policy;
    steps per second, episode ends by reason, and one rendered frame.
 """
@@ -164,11 +165,13 @@ def load_terrain(spec: str, seed: int) -> tuple[terrain.HeightMap, str]:
 
 def run(out: Path, seed: int = 0, envs: int = 256, steps: int = 200, terrain_spec: str = "peaks",
         vehicle: str = "husky", dynamics: str = "ackermann", ground: str = "four_wheel",
-        plots: bool = True, duration: float = 30.0) -> dict:
+        plots: bool = True, duration: float = 30.0, animation_s: float = 15.0) -> dict:
     """Run the main job, writing into ``out``; returns the report (also ``report.json``)."""
     preset(vehicle)  # unknown names fail here, before any work
     if not (math.isfinite(duration) and 0 < duration <= 600):
         raise ValueError(f"duration must be in (0, 600] s, got {duration}")
+    if not (math.isfinite(animation_s) and 0 <= animation_s <= 120):
+        raise ValueError(f"animation_s must be in [0, 120] s, got {animation_s}")
     if ground not in GROUND_METHODS:
         raise ValueError(f"ground must be one of {GROUND_METHODS}, got {ground!r}")
     out.mkdir(parents=True, exist_ok=True)
@@ -201,8 +204,12 @@ def run(out: Path, seed: int = 0, envs: int = 256, steps: int = 200, terrain_spe
     written += ["drive.csv", "drive_path.png"]
     _path_picture(hm, log, out / "drive_path.png")
     if plots:
+        from .animation import animate_drive
         from .plots import drive_plots
         written += drive_plots(hm, log, out, title=f"{vehicle}, {dynamics}, {ground}")
+        if animation_s > 0:
+            written += animate_drive(hm, log, preset(vehicle), out / "drive.gif",
+                                     seconds=animation_s)
     # 3. the environment
     from .vector_env import OffroadVectorEnv
     env = OffroadVectorEnv(num_envs=envs, max_episode_steps=100, render_mode="rgb_array",

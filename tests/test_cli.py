@@ -67,7 +67,8 @@ def test_no_overwrite_without_force_and_clear_errors(tmp_path, capsys):
 
 
 def test_demo_writes_terrain_drive_and_env_outputs(tmp_path, capsys):
-    assert main(["demo", "--out", str(tmp_path), "--envs", "16", "--steps", "30"]) == 0
+    assert main(["demo", "--out", str(tmp_path), "--envs", "16", "--steps", "30",
+                 "--animation-s", "1"]) == 0
     stats = json.loads((tmp_path / "terrain_stats.json").read_text())
     assert stats["samples"] == [201, 201]
     assert abs(stats["height_min_m"] + 2.56) < 0.01 and abs(stats["height_max_m"] - 3.18) < 0.01
@@ -91,6 +92,9 @@ def test_demo_writes_terrain_drive_and_env_outputs(tmp_path, capsys):
                  "plot_terrain_3d.png", "plot_map.png", "env_frame.png"):
         assert (tmp_path / name).stat().st_size > 5000, name
     assert "env-steps/s" in capsys.readouterr().out
+    from PIL import Image
+    with Image.open(tmp_path / "drive.gif") as gif:  # 1 s at 10 fps
+        assert gif.n_frames == 10 and gif.size[0] > 300
 
 
 def test_demo_options_file_terrain_other_vehicle_and_models(tmp_path, capsys):
@@ -112,6 +116,7 @@ def test_demo_bad_options_are_clear_errors(tmp_path, capsys):
     assert main(["demo", "--out", str(tmp_path), "--terrain", "nosuch"]) == 2
     assert "nosuch" in capsys.readouterr().err
     assert main(["demo", "--out", str(tmp_path), "--duration", "-1"]) == 2
+    assert main(["demo", "--out", str(tmp_path), "--animation-s", "-1"]) == 2
     assert "duration" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["demo", "--vehicle", "tank"])

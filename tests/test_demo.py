@@ -36,3 +36,18 @@ def test_the_seed_steering_is_the_saturated_integral_of_the_rate():
                         -np.pi / 4), np.pi / 4)
     assert np.abs(d - ref).max() < 1e-4
     assert d.max() == np.pi / 4  # it reaches the limit and holds there
+
+
+def test_the_vehicle_is_drawn_at_its_pose():
+    from offroad_env import husky
+    from offroad_env.animation import vehicle_polygons
+    v = husky()
+    polys = vehicle_polygons(v, (1.0, 2.0, 3.0), 0.0, 0.0, 0.0)
+    assert len(polys) == 6 + 4  # the chassis box's faces and the four wheels
+    hubs = [p.mean(0) for p in polys[6:]]
+    # base_link -> hubs: the rear axle 0.256 m back and 0.0328 m up; wheels at +-track/2
+    want = [(1.0 + x - 0.256, 2.0 + y, 3.0 + 0.0328) for x, y in v.wheel_positions]
+    assert np.allclose(hubs, want, atol=1e-9)
+    # turned by yaw = 90 deg, the front wheels sit at +y
+    turned = vehicle_polygons(v, (0.0, 0.0, 0.0), np.pi / 2, 0.0, 0.0)
+    assert turned[6].mean(0)[1] > 0.2 and abs(turned[6].mean(0)[0] + v.track_width / 2) < 1e-9
