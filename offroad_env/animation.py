@@ -1,6 +1,6 @@
 """An animation of a drive over the 3-D terrain (the seed's ``visualizeGroundFollowing``):
-matplotlib's ``FuncAnimation``, written as a GIF by ``PillowWriter`` (and as MP4 when an ffmpeg
-writer is installed). Needs the ``plot`` extra.
+matplotlib's animation writers, a GIF by ``PillowWriter`` (and an MP4 by ``FFMpegWriter`` when
+ffmpeg is installed), one matplotlib draw per frame. Needs the ``plot`` extra.
 
 The vehicle is its chassis box and its wheels (discs in the body's x-z planes at the hubs) at
 each logged pose of base_link; the camera follows it over a window of the terrain around it; a
@@ -119,12 +119,24 @@ def animate_drive(hm: terrain.HeightMap, log: dict, vehicle: Vehicle, path, *,
     ax.set_xlabel("x (m)")
     ax.set_ylabel("y (m)")
     ax.set_zlabel("z (m)")
+    from matplotlib.ticker import MaxNLocator
+    for axis in (ax.xaxis, ax.yaxis, ax.zaxis):  # tick text is most of a 3-D frame's cost
+        axis.set_major_locator(MaxNLocator(3))
     fig.tight_layout()
-    anim = animation.FuncAnimation(fig, draw, frames=frames, blit=False)
-    anim.save(str(path), writer=animation.PillowWriter(fps=fps), dpi=72)
-    written = [path.name]
+    # the writers' own frame loop (FuncAnimation.save draws each frame three times, the 3-D
+    # panel is most of the cost): one draw per frame, fed to every writer
+    writers = [(animation.PillowWriter(fps=fps), path)]
     if mp4 and animation.writers.is_available("ffmpeg"):
-        anim.save(str(path.with_suffix(".mp4")), writer=animation.FFMpegWriter(fps=fps), dpi=72)
-        written.append(path.with_suffix(".mp4").name)
-    plt.close(fig)
-    return written
+        writers.append((animation.FFMpegWriter(fps=fps), path.with_suffix(".mp4")))
+    try:
+        for w, p in writers:
+            w.setup(fig, str(p), dpi=72)
+        for k in range(frames):
+            draw(k)
+            for w, _ in writers:
+                w.grab_frame()
+        for w, _ in writers:
+            w.finish()
+    finally:
+        plt.close(fig)
+    return [p.name for _, p in writers]

@@ -173,7 +173,14 @@ def cmd_demo(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="offroad-env", description=__doc__.split("\n")[0])
+    from . import __version__
+
+    p = argparse.ArgumentParser(
+        prog="offroad-env", description=__doc__.split("\n")[0],
+        epilog="training commands (the train package, installed with offroad-env): "
+               "'offroad-env train' (PPO), 'offroad-env evaluate' (held-out evaluation), "
+               "'offroad-env bench' (the OffroadBench suite); each has --help")
+    p.add_argument("--version", action="version", version=f"offroad-env {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
     demo = sub.add_parser("demo", help="run the main job: the seed's terrain and drive, then "

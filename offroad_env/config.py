@@ -22,7 +22,8 @@ from .tasks import RewardWeights
 from .vehicle import preset
 
 __all__ = ["SimConfig", "TaskConfig", "ImuConfig", "HeightScanConfig", "make_config", "TASKS",
-           "rough_terrain", "family_config", "traverse_terrain", "DYNAMICS", "GROUND_METHODS", "OBS_TERMS"]
+           "rough_terrain", "family_config", "traverse_terrain", "DYNAMICS", "GROUND_METHODS",
+           "OBS_TERMS"]
 
 
 def _finite(v) -> bool:

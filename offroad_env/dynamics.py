@@ -30,7 +30,8 @@ from .slip import (friction_ellipse, rolling_resistance, slip_angle, slip_ratio,
                    soft_soil_traction)
 from .vehicle import Vehicle
 
-__all__ = ["INTEGRATORS", "EXACT_SUBSTEPS", "unicycle_step", "wheel_speeds_to_body", "AckermannParams", "ackermann_step",
+__all__ = ["INTEGRATORS", "EXACT_SUBSTEPS", "unicycle_step", "wheel_speeds_to_body",
+           "AckermannParams", "ackermann_step",
            "SkidSteerParams", "SkidSteerState", "skid_steer_step", "side_targets",
            "speed_controller"]
 

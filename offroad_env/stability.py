@@ -49,7 +49,8 @@ LOAD_SHARE = 1e-3
 
 
 class EdgeTable:
-    """The candidate support edges of a vehicle (one per wheel pair), for :func:`force_angle_margin`.
+    """The candidate support edges of a vehicle (one per wheel pair), for
+    :func:`force_angle_margin`.
 
     Attributes:
         i, j: ``(E,)`` int64 wheel indices of each pair.

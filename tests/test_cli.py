@@ -107,8 +107,11 @@ def test_demo_options_file_terrain_other_vehicle_and_models(tmp_path, capsys):
     report = json.loads((out / "report.json").read_text())
     assert report["options"]["vehicle"] == "six_wheel_rover"
     rc = report["drive"]["rigid_contact"]
-    # a 500 kg skid-steer rover accelerates from rest towards 2 m/s: it covers 0.5..4 m
-    assert rc["duration_s"] == 2.0 and 0.5 < rc["distance_m"] < 4.0
+    # a 500 kg skid-steer rover accelerates from rest towards 2 m/s. Rigid on bumps, it rests
+    # on two or three wheels (the loads go to the touching ones), each driving at most
+    # 12 N m / 0.2 m = 60 N against 2 % rolling resistance: it moves, but slowly (free of the
+    # bumps, all six would give 262 N and 1 m in 2 s)
+    assert rc["duration_s"] == 2.0 and 0.02 < rc["distance_m"] < 1.5
     assert not (out / "plot_map.png").exists()
 
 

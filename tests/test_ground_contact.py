@@ -106,3 +106,47 @@ def test_row_merges_take_the_rows_and_keep_the_layout():
     torch.testing.assert_close(m2.position[[3, 0]], b.position[[3, 0]])
     torch.testing.assert_close(m2.position[[1, 2]], a.position[[1, 2]])
     assert m2.rear_axle_pose is a.rear_axle_pose
+
+
+def test_loads_go_to_the_touching_wheels_and_still_balance():
+    # a 6-wheel rover resting on bumps: with the paper's rule a hovering wheel (gap of a few mm,
+    # within d_eps) can carry load while a touching wheel carries none; the default does not
+    import numpy as np
+    import terrain as _t
+    from offroad_env import rigid_contact, six_wheel_rover
+    from offroad_env.ground.loads import TOUCH_TOL, support_forces
+    v = six_wheel_rover()
+    cfg = _t.BumpsConfig(size=(20.0, 20.0), resolution=(0.05, 0.05), count=60,
+                         height_range=(0.05, 0.25), sigma_range=(0.3, 1.0))
+    hm = _t.make_heightmap(cfg, 4, dtype=torch.float64)
+    g = np.random.default_rng(0)
+    n = 400
+    x = torch.as_tensor(g.uniform(-7, 7, n))
+    y = torch.as_tensor(g.uniform(-7, 7, n))
+    yaw = torch.as_tensor(g.uniform(-3.1, 3.1, n))
+    gc = rigid_contact(v, hm, x, y, yaw)
+    f, gap = gc.normal_force, gc.gap
+    touch = gap <= TOUCH_TOL
+    hover_loaded = ((gap > TOUCH_TOL) & (f > 1e-6 * v.mass * 9.81)).any(1)
+    touch_unloaded = (touch & gc.contact & (f <= 0)).any(1)
+    # where the touching wheels hold the body alone, no hovering wheel is loaded while a
+    # touching one is idle
+    wx, wy = gc.wheel_position[..., 0], gc.wheel_position[..., 1]
+    com = gc.position + (gc.rotation @ torch.tensor(v.com, dtype=torch.float64).unsqueeze(1)
+                         ).squeeze(2)
+    ft, held = support_forces(wx, wy, com[:, 0], com[:, 1], touch & gc.contact,
+                              v.mass * 9.81)
+    assert not bool((held & hover_loaded & touch_unloaded).any())
+    # the paper's rule on the same rests shows the defect at times (what the fix is for)
+    fp, _ = support_forces(wx, wy, com[:, 0], com[:, 1], gc.contact, v.mass * 9.81)
+    paper_bad = (((gap > TOUCH_TOL) & (fp > 1e-6 * v.mass * 9.81)).any(1)
+                 & (touch & gc.contact & (fp <= 0)).any(1))
+    assert int(paper_bad.sum()) > 0
+    # loads sum to m g and the moments about the centre of mass balance, where stable
+    st = gc.stable
+    assert bool(st.float().mean() > 0.9)
+    W = v.mass * 9.81
+    torch.testing.assert_close(f[st].sum(1), torch.full_like(f[st].sum(1), W))
+    mx = (f * (wx - com[:, :1])).sum(1)[st]
+    my = (f * (wy - com[:, 1:2])).sum(1)[st]
+    assert float(mx.abs().max()) < 1e-6 * W and float(my.abs().max()) < 1e-6 * W

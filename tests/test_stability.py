@@ -52,7 +52,8 @@ def test_a_lateral_acceleration_tips_at_half_track_over_height(sign):
         if frac == 0.0:
             want = min(want, static_tip_limits(v)[1])
         assert _margin(v, (0.0, sign * frac * tip, 0.0)) == pytest.approx(want, abs=1e-9)
-    assert _margin(v, (0.0, sign * 1.001 * tip, 0.0)) < 0 < _margin(v, (0.0, sign * 0.999 * tip, 0.0))
+    assert _margin(v, (0.0, sign * 1.001 * tip, 0.0)) < 0
+    assert _margin(v, (0.0, sign * 0.999 * tip, 0.0)) > 0
 
 
 def test_a_side_slope_at_rest_tips_at_tan_beta_equal_half_track_over_height():

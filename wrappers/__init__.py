@@ -22,7 +22,8 @@ from .randomization import DomainRandomization, DomainRandomizationEnv, Randomiz
 from .recording import TrajectoryRecorder, load_episode
 from .sensors import ActionDelay, ObservationDelay
 
-__all__ = ["TerrainCurriculum", "DomainRandomization", "DomainRandomizationEnv", "RandomizationConfig",
+__all__ = ["TerrainCurriculum", "DomainRandomization", "DomainRandomizationEnv",
+           "RandomizationConfig",
            "ObservationDelay", "ActionDelay", "TrajectoryRecorder", "load_episode", "SB3VecEnv"]
 
 

@@ -18,7 +18,7 @@ from ..batch import SHARED, merge
 from ..rotations import make_transform, matmul3, stack_entries
 from ..vehicle import Vehicle
 from .common import offsets, rotate
-from .loads import support_forces_kn
+from .loads import TOUCH_TOL, support_forces_kn
 
 __all__ = ["GroundContact", "WheelLoads", "LoadInputs", "assemble", "wheel_loads"]
 
@@ -247,8 +247,11 @@ def wheel_loads(src: LoadInputs) -> WheelLoads:
     contact = (gap <= src.d_eps) & ~src.wheel_hole
     forces, stable = src.forces, src.stable
     if forces is None:
+        # the touching wheels first (loads.py: the "touching" rule; the drop method gives the
+        # paper's own forces)
         forces, stable = support_forces_kn(hx, hy, com_x, com_y, contact,
-                                           vehicle.mass * src.gravity)
+                                           vehicle.mass * src.gravity,
+                                           touching=gap <= TOUCH_TOL)
     return WheelLoads(wheel_position=torch.stack((hx, hy, hz), -1).transpose(0, 1),
                       ground_height=src.ground_h.T, gap=gap.T, contact=contact.T,
                       normal_force=forces.T, stable=stable)

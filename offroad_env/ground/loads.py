@@ -1,17 +1,32 @@
 """Static wheel loads: the vertical forces of the loaded wheels that hold a rigid body's weight
 (force and moment balance, minimum norm, negative forces released), the paper's SVD
-pseudo-inverse solution at rest, in closed form."""
+pseudo-inverse solution at rest, in closed form.
+
+Which wheels may carry load (``support_forces(..., touching=...)``):
+
+* the paper's rule (``touching=None``; the ``drop`` method's own forces): every wheel within
+  ``d_eps`` (1 cm) of the ground, as the pose-estimation paper. Its minimum-norm split can load a
+  wheel hovering a few millimetres up while a wheel that touches gets nothing (on a 6-wheel rover
+  over bumps, 16 % of rests in ``tests/test_ground_contact.py``'s setting).
+* the touching rule (what the ground-following methods use): the wheels that touch (gap within
+  :data:`TOUCH_TOL`) first; only where they cannot hold the centre of mass (the split over them is not a balance with forces
+  >= 0) are the wheels within ``d_eps`` used, as the paper. So no hovering wheel carries load
+  while a touching one carries none, unless the touching wheels alone cannot hold the body.
+"""
 
 from __future__ import annotations
 
 import torch
 
-__all__ = ["support_forces", "support_forces_kn"]
+__all__ = ["support_forces", "support_forces_kn", "TOUCH_TOL"]
+
+#: a wheel touches the ground when its gap is at most this [m] (0.5 mm)
+TOUCH_TOL = 5e-4
 
 
 def support_forces(wheel_x: torch.Tensor, wheel_y: torch.Tensor, com_x: torch.Tensor,
                    com_y: torch.Tensor, active: torch.Tensor, weight: float,
-                   tol: float | None = None):
+                   tol: float | None = None, touching: torch.Tensor | None = None):
     """Vertical wheel forces that hold the weight, for wheels that may carry load.
 
     Solves ``sum_j f_j = W``, ``sum_j f_j (x_j - c_x) = 0``, ``sum_j f_j (y_j - c_y) = 0`` with
@@ -24,20 +39,33 @@ def support_forces(wheel_x: torch.Tensor, wheel_y: torch.Tensor, com_x: torch.Te
     Args:
         wheel_x, wheel_y: ``(N, K)`` horizontal contact positions, world frame [m].
         com_x, com_y: ``(N,)`` horizontal centre of mass [m].
-        active: ``(N, K)`` bool, wheels allowed to carry load.
+        active: ``(N, K)`` bool, wheels allowed to carry load (the paper's: within ``d_eps``).
         weight: ``m g`` [N].
+        touching: ``(N, K)`` bool, the wheels that touch: they carry the load where they can
+            hold it alone; None: the paper's rule over ``active``.
 
     Returns:
         ``(forces (N, K) >= 0 [N], stable (N,) bool)``; stable means the solution balances the
         weight and moments with non-negative forces.
     """
-    f, stable = support_forces_kn(wheel_x.T, wheel_y.T, com_x, com_y, active.T, weight, tol)
+    f, stable = support_forces_kn(wheel_x.T, wheel_y.T, com_x, com_y, active.T, weight, tol,
+                                  None if touching is None else touching.T)
     return f.T, stable
 
 
-def support_forces_kn(wheel_x, wheel_y, com_x, com_y, active, weight: float, tol=None):
+def support_forces_kn(wheel_x, wheel_y, com_x, com_y, active, weight: float, tol=None,
+                      touching=None):
     """:func:`support_forces` on wheel-major ``(K, N)`` arrays (the layout inside this module:
     the environment index innermost, so compiled kernels vectorize over it)."""
+    f, stable = _split(wheel_x, wheel_y, com_x, com_y, active, weight, tol)
+    if touching is None:
+        return f, stable
+    ft, held = _split(wheel_x, wheel_y, com_x, com_y, touching & active, weight, tol)
+    return torch.where(held, ft, f), held | stable
+
+
+def _split(wheel_x, wheel_y, com_x, com_y, active, weight: float, tol=None):
+    """The minimum-norm split over ``active`` with negative forces released ``(K, N)``."""
     dtype = wheel_x.dtype
     K = wheel_x.shape[0]
     if tol is None:
