@@ -112,16 +112,12 @@ def animate_drive(hm: terrain.HeightMap, log: dict, vehicle: Vehicle, path, *,
         cz = float(log["z"][i])
         ax.set_zlim(cz - 2.0, cz + 2.0)
         ax.view_init(elev=30, azim=math.degrees(float(log["yaw"][i])) - 135)
-        ax.set_title(f"t = {t[i]:5.2f} s")
+        ax.set_title(f"t = {t[i]:5.2f} s, x = {cx:6.2f} m, y = {cy:6.2f} m")
         marker.set_xdata([t[i], t[i]])
         return []
 
-    ax.set_xlabel("x (m)")
-    ax.set_ylabel("y (m)")
-    ax.set_zlabel("z (m)")
-    from matplotlib.ticker import MaxNLocator
-    for axis in (ax.xaxis, ax.yaxis, ax.zaxis):  # tick text is most of a 3-D frame's cost
-        axis.set_major_locator(MaxNLocator(3))
+    # no 3-D axes: tick text is most of a frame's cost, and a following camera's ticks move
+    ax.set_axis_off()
     fig.tight_layout()
     # the writers' own frame loop (FuncAnimation.save draws each frame three times, the 3-D
     # panel is most of the cost): one draw per frame, fed to every writer
