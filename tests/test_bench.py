@@ -66,3 +66,15 @@ def test_the_cli_writes_json_table_and_plot_and_refuses_to_overwrite(tmp_path, c
     assert "--force" in capsys.readouterr().err
     assert bench.main(["--suite", str(spec), "--policy", "nonsense", "--out",
                        str(tmp_path / "o2")]) == 2
+
+
+@pytest.mark.slow
+def test_the_full_suite_separates_careless_driving_on_the_upper_levels():
+    # offroad-bench-v0, 1000 tasks (about 20 s): the straight-line heuristic tips on the
+    # top-level hills, ditches and boulders, and nowhere on the bottom levels
+    res = run_suite(load_suite("offroad-bench-v0"), "heuristic")
+    fams = res["by_family"]
+    for fam in ("slopes", "ditches", "boulders"):
+        assert fams[fam]["9"]["tip_over_rate"] >= 0.2, fam
+    assert all(fams[f][str(lv)]["tip_over_rate"] == 0.0 for f in fams for lv in range(3))
+    assert res["overall"]["episodes"] == 1000
