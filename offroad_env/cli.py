@@ -52,27 +52,42 @@ def _check_writable(paths, force: bool):
             raise CliError(f"{p} exists; pass --force to overwrite it")
 
 
-def _add_config_options(parser: argparse.ArgumentParser, cls: type):
-    for f in config_fields(cls):
+def add_config_options(parser, cls: type, prefix: str = "", dest_prefix: str = "",
+                       only=None, skip=("base", "parts"), choices: dict | None = None):
+    """Add an option per scalar or tuple field of the dataclass ``cls`` (``--<prefix><name>``,
+    stored under ``<dest_prefix><name>``, default None: unset), typed by the field's default;
+    ``only``: just these fields; ``choices``: ``{field: allowed values}``. Shared by the
+    terrain generators' options here and the training command's env options."""
+    for f in dataclasses.fields(cls):
+        if not f.init or f.name in skip or (only is not None and f.name not in only):
+            continue
         if f.default is not dataclasses.MISSING:
             default = f.default
         elif f.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
             default = f.default_factory()  # type: ignore[misc]
         else:
             continue
-        flag = "--" + f.name.replace("_", "-")
-        if f.name in ("base", "parts"):
-            continue  # nested configs: see --base for holes
-        if isinstance(default, tuple):
-            parser.add_argument(flag, dest=f.name, type=float, nargs=len(default), default=None,
+        flag = "--" + prefix + f.name.replace("_", "-")
+        dest = dest_prefix + f.name
+        allowed = (choices or {}).get(f.name)
+        if isinstance(default, tuple) and all(isinstance(v, str) for v in default):
+            parser.add_argument(flag, dest=dest, nargs="+", choices=allowed, default=None,
+                                help=f"default {' '.join(default)}")
+        elif isinstance(default, tuple):
+            parser.add_argument(flag, dest=dest, type=float, nargs=len(default), default=None,
                                 metavar=("X", "Y") if len(default) == 2 else None,
                                 help=f"default {default}")
         elif isinstance(default, bool):
-            parser.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction,
+            parser.add_argument(flag, dest=dest, action=argparse.BooleanOptionalAction,
                                 default=None, help=f"default {default}")
-        else:
-            parser.add_argument(flag, dest=f.name, type=type(default), default=None,
+        elif isinstance(default, (int, float, str)) or default is None:
+            typ = float if default is None else type(default)
+            parser.add_argument(flag, dest=dest, type=typ, choices=allowed, default=None,
+                                metavar=None if allowed else f.name.upper(),
                                 help=f"default {default}")
+
+
+_add_config_options = add_config_options
 
 
 def _config_from_args(name: str, args) -> TerrainConfig:

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from train import evaluate as ev
-from train import ppo
+from train import envconfig, ppo
 
 
 def _smoke_cfg(out, **kw):
@@ -244,3 +244,40 @@ def test_training_with_the_terrain_curriculum_logs_the_mean_level(tmp_path):
     assert len(levels) == 3 and all(0.0 <= v <= 2.0 for v in levels)
     with pytest.raises(ValueError, match="LevelsConfig"):
         ppo.train(_smoke_cfg(tmp_path / "nav", curriculum=True))
+
+
+def test_the_environment_is_configured_from_the_command_line_and_read_back(tmp_path, capsys):
+    # a map file, another vehicle and dynamics, a task option and a reward weight, all from
+    # the training command; config.json records them; evaluate rebuilds that environment
+    import numpy as np
+    import terrain as terrain_pkg
+    from train import evaluate, ppo as ppo_mod
+    heights = terrain_pkg.generate(terrain_pkg.PerlinConfig(size=(30.0, 30.0),
+                                                            resolution=(0.2, 0.2)), 1)
+    np.save(tmp_path / "map.npy", heights)
+    out = tmp_path / "run"
+    argv = ["--out", str(out), "--num-envs", "8", "--num-steps", "8", "--total-steps", "64",
+            "--num-minibatches", "2", "--hidden", "8", "--no-progress",
+            "--terrain", str(tmp_path / "map.npy"), "--vehicle", "six_wheel_rover",
+            "--dynamics", "skid_steer", "--task-goal-distance", "3", "6", "--reward-tilt",
+            "-0.5", "--obs-terms", "roll_pitch", "goal", "stability"]
+    assert ppo_mod.main(argv) == 0
+    spec = json.loads((out / "config.json").read_text())["env"]
+    assert spec["sim"] == {"vehicle": "six_wheel_rover", "dynamics": "skid_steer",
+                           "obs_terms": ["roll_pitch", "goal", "stability"]}
+    assert spec["task"] == {"goal_distance": [3.0, 6.0]} and spec["reward"] == {"tilt": -0.5}
+    assert spec["terrain"] == str(tmp_path / "map.npy")
+    kw = envconfig.env_kwargs("offroad_env/OffroadNav-v0", spec)
+    assert kw["heightmap"].shape == heights.shape and kw["task"].weights.tilt == -0.5
+    # evaluate rebuilds the same env (the layout check would fail otherwise)
+    assert evaluate.main([str(out / "checkpoint.pt"), "--episodes", "4",
+                          "--max-episode-steps", "20", "--out", str(tmp_path / "ev")]) == 0
+    # a generator and its options; bad options are one-line errors
+    gen = envconfig.env_kwargs("offroad_env/OffroadNav-v0", envconfig.env_spec_from_args({
+        "env.terrain": "perlin", "env.terrain_options": ["amplitude=1.5", "size=30,30"]}))
+    assert gen["terrain"].amplitude == 1.5 and gen["terrain"].size == (30.0, 30.0)
+    for bad in (["--terrain", "perlin", "--terrain-option", "nonsense=1"],
+                ["--terrain", "perlin", "--terrain-option", "amplitude=big"],
+                ["--terrain-option", "amplitude=1"], ["--terrain", "no/such/map.png"]):
+        assert ppo_mod.main(argv[:13] + bad + ["--out", str(tmp_path / "bad"), "--force"]) == 2
+    assert "error" in capsys.readouterr().err

@@ -35,6 +35,7 @@ import torch
 import offroad_env  # noqa: F401  (registers the ids)
 from offroad_env.tasks import EndReason
 
+from .envconfig import env_kwargs
 from .ppo import CheckpointError, check_env_id, load_checkpoint
 
 __all__ = ["evaluate", "heuristic_policy", "random_policy", "main"]
@@ -265,14 +266,17 @@ def _main(args) -> int:
             raise ImportError("--video needs moviepy: pip install 'offroad-env[video]'") from None
     names = [policy] + ([p for p in ("random", "heuristic") if p != policy] if args.baselines
                         else [])
+    # the checkpoint's environment (vehicle, models, task, terrain: train.envconfig)
+    spec = env_kwargs(env_id, state["config"].get("env")) if state else {}
     common = dict(env_id=env_id, episodes=args.episodes, seed=args.seed,
                   terrain_seed=args.terrain_seed,
                   max_episode_steps=args.max_episode_steps or (
-                      state["config"].get("max_episode_steps") if state else None))
+                      state["config"].get("max_episode_steps") if state else None), **spec)
     results = {}
     for name in names:
         if name == "checkpoint":
-            probe = gym.make_vec(env_id, num_envs=1, vectorization_mode="vector_entry_point")
+            probe = gym.make_vec(env_id, num_envs=1, vectorization_mode="vector_entry_point",
+                                 **spec)
             agent, _ = load_checkpoint(args.checkpoint, probe)  # layout check against the env
             probe.close()
             agent.eval()

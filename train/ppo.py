@@ -26,7 +26,7 @@ import json
 import math
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import gymnasium as gym
@@ -38,6 +38,7 @@ from offroad_env.sim import check_device
 from wrappers import TerrainCurriculum
 
 from .agent import Agent
+from .envconfig import add_env_arguments, env_kwargs as spec_kwargs, env_spec_from_args
 from .logs import EpisodeWindow, RunLog, plot_learning_curve, progress_bar
 
 __all__ = ["PPOConfig", "Agent", "check_env_id", "make_vec_env", "train", "load_checkpoint",
@@ -88,6 +89,9 @@ class PPOConfig:
             terrain must be level maps, as ``OffroadTraverse-v0``'s); the log gains
             ``mean_level``.
         curriculum_init_level: initial levels are drawn in ``[0, this]``.
+        env: the environment spec (:mod:`train.envconfig`: SimConfig, task and reward
+            overrides, terrain generator or map file) on top of ``env_id``'s config; recorded
+            in ``config.json`` and the checkpoint.
     """
 
     env_id: str = "offroad_env/OffroadNav-v0"
@@ -122,6 +126,7 @@ class PPOConfig:
     compile_env: bool = False
     curriculum: bool = False
     curriculum_init_level: int = 0
+    env: dict = field(default_factory=dict)
 
     def __post_init__(self):
         ints = ("num_envs", "num_steps", "total_steps", "update_epochs", "num_minibatches",
@@ -297,7 +302,7 @@ def train(cfg: PPOConfig, resume: str | None = None, force: bool = False,
         torch.set_num_threads(cfg.threads)
     torch.manual_seed(cfg.seed)
     device = torch.device(cfg.device)
-    env_kwargs = dict(env_kwargs or {})
+    env_kwargs = {**spec_kwargs(cfg.env_id, cfg.env), **(env_kwargs or {})}
     if cfg.compile_env:
         env_kwargs["compile"] = True
     env = make_vec_env(cfg.env_id, cfg.num_envs, device, cfg.max_episode_steps, **env_kwargs)
@@ -471,6 +476,8 @@ def train(cfg: PPOConfig, resume: str | None = None, force: bool = False,
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m train.ppo", description=__doc__.split("\n")[0])
     for f in dataclasses.fields(PPOConfig):
+        if f.name == "env":
+            continue  # the environment options below
         flag = "--" + f.name.replace("_", "-")
         default = f.default
         if isinstance(default, bool):
@@ -488,6 +495,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", default=None, metavar="CHECKPOINT",
                    help="continue training from this checkpoint (appends to progress.csv)")
     p.add_argument("--force", action="store_true", help="overwrite a non-empty --out folder")
+    add_env_arguments(p)
     return p
 
 
@@ -495,7 +503,11 @@ def main(argv=None) -> int:
     args = vars(build_parser().parse_args(argv))
     resume, force = args.pop("resume"), args.pop("force")
     try:
-        cfg = PPOConfig(**args)
+        spec = env_spec_from_args(args)
+        if resume is not None and not spec:  # the resumed run's environment
+            _, state = load_checkpoint(resume)
+            spec = state["config"].get("env", {})
+        cfg = PPOConfig(**args, env=spec)
         summary = train(cfg, resume=resume, force=force)
     except (ValueError, OSError, ImportError, CheckpointError) as exc:
         print(f"train.ppo: error: {exc}", file=sys.stderr)

@@ -1,0 +1,145 @@
+"""The environment a training or evaluation command builds, from its command line.
+
+Options (typed, in ``--help``), derived from the configs so that they stay in step with them:
+
+* ``--vehicle``, ``--dynamics``, ``--ground``, ``--integrator``, ``--dt``, ``--max-speed``, ...:
+  :class:`offroad_env.SimConfig` fields; ``--obs-terms``: the observation terms;
+* ``--task-goal-distance``, ``--task-tip-rule``, ...: :class:`offroad_env.TaskConfig` fields;
+* ``--reward-<term>``: reward weights (:class:`offroad_env.tasks.RewardWeights`);
+* ``--terrain NAME|FILE`` with ``--terrain-option KEY=VALUE`` (repeatable): a generator and its
+  options, or a map file (``.png``, ``.npy``, ``.txt``, with its sidecar).
+
+Chosen over tyro or jsonargparse: the repository already derives argparse from its frozen
+dataclasses (the terrain command), the configs validate themselves when built, and the install
+stays free of another dependency. The options resolve to a JSON-able ``env`` spec that the run
+records in ``config.json`` and its checkpoint, so that ``--resume`` and ``evaluate`` rebuild the
+same environment (a map file is recorded by its path).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+
+import terrain as terrain_pkg
+from offroad_env import ENV_IDS, SimConfig, TaskConfig, make_config
+from offroad_env.cli import add_config_options
+from offroad_env.config import DYNAMICS, GROUND_METHODS, OBS_TERMS
+from offroad_env.dynamics import INTEGRATORS
+from offroad_env.tasks import TIP_RULES, RewardWeights
+from offroad_env.vehicle import PRESETS
+
+__all__ = ["add_env_arguments", "env_spec_from_args", "env_kwargs", "SIM_FIELDS"]
+
+#: the SimConfig fields offered as options
+SIM_FIELDS = ("vehicle", "dynamics", "ground", "integrator", "dt", "max_speed", "max_yaw_rate",
+              "substeps", "d_eps", "num_maps", "terrain_seed", "gravity", "action_repeat",
+              "nan_action", "obs_terms")
+TASK_FIELDS = ("goal_distance", "goal_radius", "spawn_margin", "tip_rule", "tip_hold_time")
+
+
+def add_env_arguments(parser) -> None:
+    """Add the environment options (module docstring) to an argparse parser."""
+    g = parser.add_argument_group("environment (defaults: the env id's)")
+    add_config_options(g, SimConfig, dest_prefix="env.sim.", only=SIM_FIELDS, choices={
+        "vehicle": sorted(PRESETS), "dynamics": list(DYNAMICS), "ground": list(GROUND_METHODS),
+        "integrator": list(INTEGRATORS), "nan_action": ["raise", "zero"],
+        "obs_terms": list(OBS_TERMS)})
+    add_config_options(g, TaskConfig, prefix="task-", dest_prefix="env.task.", only=TASK_FIELDS,
+                       choices={"tip_rule": list(TIP_RULES)})
+    add_config_options(g, RewardWeights, prefix="reward-", dest_prefix="env.reward.")
+    g.add_argument("--terrain", dest="env.terrain", default=None, metavar="NAME|FILE",
+                   help="a terrain generator (" + ", ".join(
+                       n for n in terrain_pkg.GENERATORS if n != "sum")
+                   + ") or a map file (.png/.npy/.txt)")
+    g.add_argument("--terrain-option", dest="env.terrain_options", action="append",
+                   default=None, metavar="KEY=VALUE",
+                   help="a generator option, e.g. amplitude=1.5 or size=60,60 (repeatable)")
+
+
+def env_spec_from_args(args: dict) -> dict:
+    """Pop the environment options out of ``vars(args)``; returns the JSON-able spec
+    ``{"sim": {...}, "task": {...}, "reward": {...}, "terrain": ..., "terrain_options":
+    {...}}`` holding only what was given."""
+    spec = {"sim": {}, "task": {}, "reward": {}}
+    for key in [k for k in args if k.startswith("env.")]:
+        val = args.pop(key)
+        if val is None:
+            continue
+        parts = key.split(".")
+        if parts[1] in spec:
+            spec[parts[1]][parts[2]] = list(val) if isinstance(val, tuple) else val
+        elif parts[1] == "terrain_options":
+            opts = {}
+            for item in val:
+                k, sep, v = item.partition("=")
+                if not sep or not k:
+                    raise ValueError(f"--terrain-option {item!r}: expected KEY=VALUE")
+                opts[k.strip().replace("-", "_")] = v.strip()
+            spec["terrain_options"] = opts
+        else:
+            spec[parts[1]] = val
+    if spec.get("terrain_options") and "terrain" not in spec:
+        raise ValueError("--terrain-option needs --terrain NAME (a generator)")
+    return {k: v for k, v in spec.items() if v not in ({}, None)}
+
+
+def _typed(cls, opts: dict) -> dict:
+    """Generator options typed by the config's field defaults."""
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    out = {}
+    for k, v in opts.items():
+        if k not in fields or k in ("base", "parts"):
+            raise ValueError(f"{cls.__name__} has no option {k!r}; options: "
+                             f"{sorted(n for n in fields if n not in ('base', 'parts'))}")
+        f = fields[k]
+        default = f.default if f.default is not dataclasses.MISSING else None
+        try:
+            if isinstance(default, tuple) or (isinstance(v, str) and "," in v):
+                out[k] = tuple(float(x) for x in str(v).split(","))
+            elif isinstance(default, bool):
+                if str(v).lower() not in ("true", "false", "1", "0"):
+                    raise ValueError(v)
+                out[k] = str(v).lower() in ("true", "1")
+            elif isinstance(default, int):
+                out[k] = int(v)
+            else:
+                out[k] = float(v)
+        except ValueError:
+            raise ValueError(f"{cls.__name__} option {k}={v!r} is not a "
+                             f"{type(default).__name__ if default is not None else 'number'}"
+                             ) from None
+        if isinstance(out[k], float) and not math.isfinite(out[k]):
+            raise ValueError(f"{cls.__name__} option {k}={v!r} must be finite")
+    return out
+
+
+def env_kwargs(env_id: str, spec: dict | None) -> dict:
+    """``gymnasium.make_vec`` keyword arguments of an ``env`` spec (:func:`env_spec_from_args`)
+    on ``env_id``: SimConfig fields, a ``task`` built on the id's own task config, and
+    ``terrain`` (a generator config) or ``heightmap`` (a loaded map file)."""
+    spec = dict(spec or {})
+    kw = dict(spec.get("sim", {}))
+    if "obs_terms" in kw:
+        kw["obs_terms"] = tuple(kw["obs_terms"])
+    task_over = dict(spec.get("task", {}))
+    reward = spec.get("reward", {})
+    if task_over or reward:
+        base = make_config(ENV_IDS[env_id], **{k: v for k, v in kw.items()
+                                                if k == "vehicle"}).task
+        if "goal_distance" in task_over:
+            task_over["goal_distance"] = tuple(task_over["goal_distance"])
+        kw["task"] = dataclasses.replace(base, **task_over,
+                                         weights=dataclasses.replace(base.weights, **reward))
+    name = spec.get("terrain")
+    if name is not None:
+        if name in terrain_pkg.GENERATORS:
+            cls = terrain_pkg.GENERATORS[name][0]
+            kw["terrain"] = cls(**_typed(cls, spec.get("terrain_options", {})))
+        elif Path(name).is_file():
+            kw["heightmap"] = terrain_pkg.load(name)
+        else:
+            raise ValueError(f"--terrain {name!r} is neither a generator "
+                             f"({', '.join(terrain_pkg.GENERATORS)}) nor a map file")
+    return kw
