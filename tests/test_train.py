@@ -281,3 +281,31 @@ def test_the_environment_is_configured_from_the_command_line_and_read_back(tmp_p
                 ["--terrain-option", "amplitude=1"], ["--terrain", "no/such/map.png"]):
         assert ppo_mod.main(argv[:13] + bad + ["--out", str(tmp_path / "bad"), "--force"]) == 2
     assert "error" in capsys.readouterr().err
+
+
+def test_torchrun_trains_on_two_ranks_with_one_log_and_identical_weights(tmp_path):
+    # two CPU processes (gloo): each steps its own 16 envs; the log counts both ranks' steps;
+    # the run ends by checking that the ranks' parameters are identical (else it fails)
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    torchrun = Path(sys.executable).parent / "torchrun"
+    out = tmp_path / "ddp"
+    env = dict(os.environ, PYTHONPATH=str(root), OMP_NUM_THREADS="1")
+    r = subprocess.run([str(torchrun), "--standalone", "--nproc_per_node=2", "-m", "train.ppo",
+                        "--out", str(out), "--num-envs", "16", "--num-steps", "8",
+                        "--total-steps", str(2 * 16 * 8 * 3), "--num-minibatches", "2",
+                        "--hidden", "16", "--no-progress", "--threads", "1",
+                        "--max-episode-steps", "6"],
+                       capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    rows = list(csv.DictReader(open(out / "progress.csv")))
+    assert [int(x["global_step"]) for x in rows] == [256, 512, 768]  # total over both ranks
+    # with 6-step episodes both ranks' 16 envs end every few steps: more than one rank's worth
+    assert sum(int(x["episodes"]) for x in rows) > 16 * 24 // 6
+    assert json.loads((out / "config.json").read_text())["world_size"] == 2
+    assert r.stdout.count('"global_step"') == 1  # rank 0 alone reports
+    agent, state = ppo.load_checkpoint(out / "checkpoint.pt")
+    assert state["global_step"] == 768

@@ -50,8 +50,13 @@ class Agent(nn.Module):
     def update_obs_stats(self, obs: torch.Tensor) -> None:
         """Merge a batch ``(B, obs_dim)`` into the running mean/variance (parallel algorithm)."""
         obs = obs.reshape(-1, obs.shape[-1]).to(self.obs_mean.dtype)
-        n = obs.shape[0]
-        mean, var = obs.mean(0), obs.var(0, unbiased=False)
+        self.update_obs_moments(obs.mean(0), obs.var(0, unbiased=False), obs.shape[0])
+
+    def update_obs_moments(self, mean: torch.Tensor, var: torch.Tensor, n: int) -> None:
+        """Merge a batch given by its moments (``mean``, population ``var``, ``n`` rows): the
+        distributed trainer merges every rank's batch this way."""
+        mean = mean.to(self.obs_mean.dtype)
+        var = var.to(self.obs_mean.dtype)
         total = self.obs_count + n
         delta = mean - self.obs_mean
         self.obs_mean += delta * n / total

@@ -24,6 +24,7 @@ import dataclasses
 import importlib.util
 import json
 import math
+import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ from offroad_env.sim import check_device
 from wrappers import TerrainCurriculum
 
 from .agent import Agent
+from .distributed import Dist
 from .envconfig import add_env_arguments, env_kwargs as spec_kwargs, env_spec_from_args
 from .logs import EpisodeWindow, RunLog, plot_learning_curve, progress_bar
 
@@ -159,9 +161,9 @@ class PPOConfig:
     def batch_size(self) -> int:
         return self.num_envs * self.num_steps
 
-    @property
-    def num_iterations(self) -> int:
-        return max(1, self.total_steps // self.batch_size)
+    def num_iterations(self, world: int = 1) -> int:
+        """Iterations to ``total_steps`` env steps (over ``world`` ranks' batches)."""
+        return max(1, self.total_steps // (self.batch_size * world))
 
 
 # ---------------------------------------------------------------------- networks
@@ -286,7 +288,20 @@ def compute_gae(rewards, values, dones, next_value, gamma: float, lam: float) ->
 
 def train(cfg: PPOConfig, resume: str | None = None, force: bool = False,
           env_kwargs: dict | None = None) -> dict:
-    """Train; returns a summary (last iteration's statistics, steps, wall time)."""
+    """Train; returns a summary (last iteration's statistics, steps, wall time).
+
+    Under ``torchrun`` (``WORLD_SIZE`` > 1) each rank trains its own ``num_envs`` environments
+    (rank r seeds them from ``seed + r * num_envs``) with gradients averaged across ranks
+    (:mod:`train.distributed`); rank 0 writes the run folder and the log counts every rank's
+    episodes."""
+    ddp = Dist(cfg.device)
+    try:
+        return _train(cfg, ddp, resume, force, env_kwargs)
+    finally:
+        ddp.close()
+
+
+def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs) -> dict:
     out = Path(cfg.out)
     ckpt_path = out / "checkpoint.pt"
     # every check before anything is written: a refused run leaves nothing behind
@@ -300,8 +315,9 @@ def train(cfg: PPOConfig, resume: str | None = None, force: bool = False,
         raise ImportError("--tensorboard needs the tensorboard package (pip install tensorboard)")
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
-    torch.manual_seed(cfg.seed)
-    device = torch.device(cfg.device)
+    torch.manual_seed(cfg.seed)  # the same initial weights on every rank
+    device = torch.device(ddp.device)
+    W, rank = ddp.world, ddp.rank
     env_kwargs = {**spec_kwargs(cfg.env_id, cfg.env), **(env_kwargs or {})}
     if cfg.compile_env:
         env_kwargs["compile"] = True
@@ -323,9 +339,14 @@ def train(cfg: PPOConfig, resume: str | None = None, force: bool = False,
     else:
         agent = Agent(obs_dim, act_dim, cfg.hidden, cfg.init_log_std).to(device)
         optimizer = torch.optim.Adam(agent.parameters(), lr=cfg.learning_rate, eps=1e-5)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "config.json").write_text(json.dumps(_config_to_plain(cfg), indent=2) + "\n")
-    log = RunLog(out, append=resume is not None, tensorboard=cfg.tensorboard)
+    ddp.barrier()  # every rank has checked the folder before rank 0 writes into it
+    log = None
+    if ddp.main:
+        out.mkdir(parents=True, exist_ok=True)
+        plain = _config_to_plain(cfg)
+        plain["world_size"] = W
+        (out / "config.json").write_text(json.dumps(plain, indent=2) + "\n")
+        log = RunLog(out, append=resume is not None, tensorboard=cfg.tensorboard)
 
     N, T = cfg.num_envs, cfg.num_steps
     f32 = dict(dtype=torch.float32, device=device)
@@ -336,22 +357,24 @@ def train(cfg: PPOConfig, resume: str | None = None, force: bool = False,
     ep_length = torch.zeros(N, dtype=torch.int64, device=device)
     term_names = list(env.unwrapped.reward_terms)
 
-    # a resumed run continues the env's random streams from a new seed, not the first one
-    obs, _ = env.reset(seed=cfg.seed + start_iteration * N)
+    # each rank its own streams; a resumed run continues from new seeds, not the first ones
+    obs, _ = env.reset(seed=cfg.seed + rank * N + start_iteration * N * W)
     window = EpisodeWindow(cfg.stats_window)
     counted = torch.ones(N, dtype=torch.bool, device=device)  # episodes that enter the window
     limit = env.unwrapped.max_episode_steps
     if cfg.spread_starts and limit and start_iteration == 0:
-        g = torch.Generator().manual_seed(cfg.seed)
+        g = torch.Generator().manual_seed(cfg.seed + rank)
         env.unwrapped.set_episode_steps(torch.randint(0, limit, (N,), generator=g).to(device))
         counted = torch.zeros_like(counted)
-    bar = progress_bar(cfg.num_iterations * cfg.batch_size, global_step, cfg.progress)
+    n_iter = cfg.num_iterations(W)  # total_steps counts every rank's env steps
+    bar = progress_bar(n_iter * cfg.batch_size * W, global_step,
+                       cfg.progress and ddp.main)
     t_start = time.perf_counter()
     summary = {}
     iteration = start_iteration
-    for iteration in range(start_iteration, cfg.num_iterations):
+    for iteration in range(start_iteration, n_iter):
         if cfg.anneal_lr:
-            frac = 1.0 - iteration / cfg.num_iterations
+            frac = 1.0 - iteration / n_iter
             optimizer.param_groups[0]["lr"] = frac * cfg.learning_rate
         # finished episodes are kept as tensors: no host sync inside the rollout
         ended = []
@@ -380,7 +403,7 @@ def train(cfg: PPOConfig, resume: str | None = None, force: bool = False,
             obs_buf[t], act_buf[t], logp_buf[t], val_buf[t] = obs, raw, logp, value
             rew_buf[t], done_buf[t] = reward, done.to(torch.float32)
             obs = next_obs
-        global_step += N * T
+        global_step += N * T * W
         rollout_s = time.perf_counter() - t_roll
 
         with torch.no_grad():
@@ -417,6 +440,7 @@ def train(cfg: PPOConfig, resume: str | None = None, force: bool = False,
                 loss = pg_loss + cfg.vf_coef * v_loss - cfg.ent_coef * entropy
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
+                ddp.average_gradients(agent.parameters())  # identical steps on every rank
                 nn.utils.clip_grad_norm_(agent.parameters(), cfg.max_grad_norm)
                 optimizer.step()
                 with torch.no_grad():
@@ -427,46 +451,57 @@ def train(cfg: PPOConfig, resume: str | None = None, force: bool = False,
                     stats["approx_kl"] += float(kl)
                     stats["clip_frac"] += float(((ratio - 1).abs() > cfg.clip_coef).float().mean())
                 n_updates += 1
-            if cfg.target_kl is not None and stats["approx_kl"] / n_updates > cfg.target_kl:
+            if (cfg.target_kl is not None
+                    and ddp.mean(stats["approx_kl"] / n_updates) > cfg.target_kl):
                 break
-        # the normalisation changes only between iterations (rollout and update saw the same)
-        agent.update_obs_stats(b_obs)
+        # the normalisation changes only between iterations (rollout and update saw the same);
+        # every rank merges the moments of all ranks' batches
+        agent.update_obs_moments(*ddp.batch_moments(b_obs))
 
         elapsed = time.perf_counter() - t_start
         done_t, keep, ret_t, len_t, reason_t = (torch.stack(x) for x in zip(*ended))  # (T, N)
-        window.add(ret_t[keep].tolist(), len_t[keep].tolist(), reason_t[keep].tolist())
+        episodes = ddp.gather(list(zip(ret_t[keep].tolist(), len_t[keep].tolist(),
+                                       reason_t[keep].tolist())))  # every rank's
+        if episodes:
+            window.add(*(list(x) for x in zip(*episodes)))
         row = {
             "iteration": iteration + 1, "global_step": global_step,
-            "time_s": round(elapsed, 3), "steps_per_s": round(N * T / rollout_s, 1),
-            "episodes": int(done_t.sum()),
+            "time_s": round(elapsed, 3),
+            "steps_per_s": round(N * T * W / ddp.mean(rollout_s), 1),
+            "episodes": int(round(ddp.mean(float(done_t.sum())) * W)),
             **window.stats(),
         }
         if curriculum is not None:
-            row["mean_level"] = curriculum.mean_level
+            row["mean_level"] = ddp.mean(curriculum.mean_level)
         for n, v in zip(term_names, (term_sums / T).tolist()):
             row[f"reward/{n}"] = v
         row.update({k: v / max(n_updates, 1) for k, v in stats.items()})
         row["lr"] = optimizer.param_groups[0]["lr"]
-        log.write(row)
         summary = row
+        if log is not None:
+            log.write(row)
         if bar is not None:
             bar.update(N * T)
             bar.set_postfix(ret=f"{row['return_mean']:.2f}", succ=f"{row['success_rate']:.2f}",
                             tip=f"{row['tip_over_rate']:.3f}")
-        if cfg.checkpoint_every and (iteration + 1) % cfg.checkpoint_every == 0:
-            save_checkpoint(out / f"checkpoint_{iteration + 1:05d}.pt", agent, optimizer, cfg,
-                            layout, iteration + 1, global_step)
-        save_checkpoint(ckpt_path, agent, optimizer, cfg, layout, iteration + 1, global_step)
-        if cfg.time_limit_s and elapsed > cfg.time_limit_s:
+        if ddp.main:
+            if cfg.checkpoint_every and (iteration + 1) % cfg.checkpoint_every == 0:
+                save_checkpoint(out / f"checkpoint_{iteration + 1:05d}.pt", agent, optimizer,
+                                cfg, layout, iteration + 1, global_step)
+            save_checkpoint(ckpt_path, agent, optimizer, cfg, layout, iteration + 1,
+                            global_step)
+        if ddp.any(bool(cfg.time_limit_s) and elapsed > cfg.time_limit_s):
             break
+    ddp.check_same(list(agent.parameters()) + list(agent.buffers()))
     if bar is not None:
         bar.close()
-    log.close()
     env.close()
-    try:
-        plot_learning_curve(out / "progress.csv", out / "learning_curve.png")
-    except ImportError:
-        pass
+    if log is not None:
+        log.close()
+        try:
+            plot_learning_curve(out / "progress.csv", out / "learning_curve.png")
+        except ImportError:
+            pass
     summary = dict(summary)
     summary["checkpoint"] = str(ckpt_path)
     return summary
@@ -512,6 +547,8 @@ def main(argv=None) -> int:
     except (ValueError, OSError, ImportError, CheckpointError) as exc:
         print(f"train.ppo: error: {exc}", file=sys.stderr)
         return 2
+    if int(os.environ.get("RANK", "0")) != 0:
+        return 0  # rank 0 reports for the run
     print(json.dumps({k: summary[k] for k in ("global_step", "time_s", "window_episodes",
                                               "return_mean", "success_rate", "tip_over_rate",
                                               "checkpoint")}, indent=2))
