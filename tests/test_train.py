@@ -309,3 +309,68 @@ def test_torchrun_trains_on_two_ranks_with_one_log_and_identical_weights(tmp_pat
     assert r.stdout.count('"global_step"') == 1  # rank 0 alone reports
     agent, state = ppo.load_checkpoint(out / "checkpoint.pt")
     assert state["global_step"] == 768
+    # only rank 0 wrote, and only into --out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ddp"]
+    assert not any(p.name.startswith("rank") for p in out.iterdir())
+
+
+def test_rank_seeds_never_collide():
+    from train.distributed import rank_seed
+    N, W = 64, 4
+    streams = [set(range(rank_seed(7, r, N, W, it), rank_seed(7, r, N, W, it) + N))
+               for r in range(W) for it in range(3)]
+    assert sum(len(s) for s in streams) == len(set().union(*streams))  # all disjoint
+    assert rank_seed(7, 0, N, W) == 7  # rank 0 of a fresh run: the single-process seeds
+
+
+def _grad_rank(rank, world, port, data, out):
+    import os
+    import torch.distributed as tdist
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
+                      WORLD_SIZE=str(world), LOCAL_RANK=str(rank))
+    from train.agent import Agent
+    from train.distributed import Dist
+    d = Dist("cpu")
+    torch.manual_seed(0)
+    agent = Agent(5, 2, (8,), -0.5)
+    x, a = data
+    half = x.shape[0] // world
+    xs, acts = x[rank * half:(rank + 1) * half], a[rank * half:(rank + 1) * half]
+    loss = -agent.distribution(xs).log_prob(acts).sum(-1).mean() + agent.value(xs).square().mean()
+    loss.backward()
+    d.average_gradients(agent.parameters())
+    mean, var, n = d.batch_moments(xs)
+    if rank == 0:
+        out.put(([p.grad.clone() for p in agent.parameters()], mean, var, n))
+    d.barrier()
+    d.close()
+
+
+def test_two_ranks_with_half_the_data_each_give_the_one_process_gradient_and_moments():
+    # one update of 2 ranks x N samples == one process with the 2N samples (the mean loss)
+    import socket
+    import torch.multiprocessing as mp
+    from train.agent import Agent
+    g = torch.Generator().manual_seed(1)
+    x, a = torch.randn(64, 5, generator=g), torch.randn(64, 2, generator=g)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    procs = [ctx.Process(target=_grad_rank, args=(r, 2, port, (x, a), q)) for r in range(2)]
+    for p in procs:
+        p.start()
+    grads, mean, var, n = q.get(timeout=120)
+    for p in procs:
+        p.join(timeout=120)
+        assert p.exitcode == 0
+    torch.manual_seed(0)
+    agent = Agent(5, 2, (8,), -0.5)
+    loss = -agent.distribution(x).log_prob(a).sum(-1).mean() + agent.value(x).square().mean()
+    loss.backward()
+    for g1, p in zip(grads, agent.parameters()):
+        torch.testing.assert_close(g1, p.grad, atol=1e-6, rtol=1e-5)
+    assert n == 64
+    torch.testing.assert_close(mean, x.double().mean(0))
+    torch.testing.assert_close(var, x.double().var(0, unbiased=False))

@@ -17,7 +17,14 @@ import os
 import torch
 import torch.distributed as dist
 
-__all__ = ["Dist"]
+__all__ = ["Dist", "rank_seed"]
+
+
+def rank_seed(seed: int, rank: int, num_envs: int, world: int, iteration: int = 0) -> int:
+    """The env seed of ``rank`` (its sub-env i is seeded ``rank_seed + i``): ``seed + rank *
+    num_envs``, moved on by ``iteration * num_envs * world`` when a run resumes, so no two
+    ranks, and no resumed run, share an env stream."""
+    return seed + rank * num_envs + iteration * num_envs * world
 
 
 class Dist:

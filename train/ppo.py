@@ -9,8 +9,9 @@ with the value of that observation, a *terminated* one is not.
 
 Outputs in ``--out``: ``progress.csv`` (one row per iteration: steps, returns, episode lengths,
 success and tip-over rates, the mean of each reward term, losses), ``checkpoint.pt`` (the latest;
-``--checkpoint-every`` adds numbered ones), ``learning_curve.png`` (with the ``plot`` extra) and,
-with ``--tensorboard``, event files. Existing outputs are not overwritten without ``--force``;
+``--checkpoint-every`` adds numbered ones), ``learning_curve.png`` (with the ``plot`` extra) and
+TensorBoard event files in ``tb/`` when the tensorboard package is installed
+(``--no-tensorboard``: none). Existing outputs are not overwritten without ``--force``;
 ``--resume`` continues a run from its checkpoint.
 
 Checkpoints hold only tensors and plain Python values and are loaded with
@@ -39,7 +40,7 @@ from offroad_env.sim import check_device
 from wrappers import TerrainCurriculum
 
 from .agent import Agent
-from .distributed import Dist
+from .distributed import Dist, rank_seed
 from .envconfig import add_env_arguments, env_kwargs as spec_kwargs, env_spec_from_args
 from .logs import EpisodeWindow, RunLog, plot_learning_curve, progress_bar
 
@@ -77,7 +78,8 @@ class PPOConfig:
         max_episode_steps: override of the id's time limit (None: the registered one).
         out: output folder.
         checkpoint_every: also keep a numbered checkpoint every this many iterations (0: never).
-        tensorboard: write TensorBoard event files (needs the ``tensorboard`` package).
+        tensorboard: write TensorBoard event files: None (default) when the ``tensorboard``
+            package is installed, True (an error without it) or False (``--no-tensorboard``).
         progress: show a progress bar (tqdm, if installed).
         time_limit_s: stop after this many seconds of training (0: no limit), saving as usual.
         stats_window: episode statistics (return, length, success and end-reason rates) are
@@ -120,7 +122,7 @@ class PPOConfig:
     max_episode_steps: int | None = None
     out: str = "runs/ppo"
     checkpoint_every: int = 0
-    tensorboard: bool = False
+    tensorboard: bool | None = None
     progress: bool = True
     time_limit_s: float = 0.0
     stats_window: int = 100
@@ -311,8 +313,10 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs) -> dict:
     if out.exists() and any(out.iterdir()) and not force and not own_run:
         raise FileExistsError(f"{out} is not empty; pass --force to overwrite it, or --resume "
                               f"{out / 'checkpoint.pt'} to continue its run")
-    if cfg.tensorboard and importlib.util.find_spec("tensorboard") is None:
+    have_tb = importlib.util.find_spec("tensorboard") is not None
+    if cfg.tensorboard and not have_tb:
         raise ImportError("--tensorboard needs the tensorboard package (pip install tensorboard)")
+    tensorboard = have_tb if cfg.tensorboard is None else cfg.tensorboard
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     torch.manual_seed(cfg.seed)  # the same initial weights on every rank
@@ -346,7 +350,7 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs) -> dict:
         plain = _config_to_plain(cfg)
         plain["world_size"] = W
         (out / "config.json").write_text(json.dumps(plain, indent=2) + "\n")
-        log = RunLog(out, append=resume is not None, tensorboard=cfg.tensorboard)
+        log = RunLog(out, append=resume is not None, tensorboard=tensorboard)
 
     N, T = cfg.num_envs, cfg.num_steps
     f32 = dict(dtype=torch.float32, device=device)
@@ -358,7 +362,7 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs) -> dict:
     term_names = list(env.unwrapped.reward_terms)
 
     # each rank its own streams; a resumed run continues from new seeds, not the first ones
-    obs, _ = env.reset(seed=cfg.seed + rank * N + start_iteration * N * W)
+    obs, _ = env.reset(seed=rank_seed(cfg.seed, rank, N, W, start_iteration))
     window = EpisodeWindow(cfg.stats_window)
     counted = torch.ones(N, dtype=torch.bool, device=device)  # episodes that enter the window
     limit = env.unwrapped.max_episode_steps
@@ -513,6 +517,11 @@ def build_parser() -> argparse.ArgumentParser:
     for f in dataclasses.fields(PPOConfig):
         if f.name == "env":
             continue  # the environment options below
+        if f.name == "tensorboard":
+            p.add_argument("--tensorboard", action=argparse.BooleanOptionalAction,
+                           default=None, help="TensorBoard event files (default: on when the "
+                                              "tensorboard package is installed)")
+            continue
         flag = "--" + f.name.replace("_", "-")
         default = f.default
         if isinstance(default, bool):
