@@ -374,3 +374,12 @@ def test_two_ranks_with_half_the_data_each_give_the_one_process_gradient_and_mom
     assert n == 64
     torch.testing.assert_close(mean, x.double().mean(0))
     torch.testing.assert_close(var, x.double().var(0, unbiased=False))
+
+
+def test_config_json_records_the_resolved_environment(tmp_path):
+    out = tmp_path / "r"
+    ppo.train(_smoke_cfg(out, env={"sim": {"dynamics": "skid_steer"}}))
+    cfg = json.loads((out / "config.json").read_text())
+    res = cfg["env_resolved"]
+    assert res["dynamics"] == "skid_steer" and res["vehicle"] == "husky"
+    assert res["terrain"]["type"] == "PerlinConfig" and res["task"]["weights"]["tilt"] == -0.05

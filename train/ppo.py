@@ -252,6 +252,22 @@ def load_checkpoint(path, env=None, device="cpu") -> tuple[Agent, dict]:
     return agent, state
 
 
+def _sim_config_plain(sim_cfg) -> dict:
+    """The environment's full resolved SimConfig as JSON-able values (a given height map by
+    its description)."""
+    out = {}
+    for f in dataclasses.fields(sim_cfg):
+        v = getattr(sim_cfg, f.name)
+        if f.name == "heightmap":
+            out[f.name] = None if v is None else repr(v)
+        elif dataclasses.is_dataclass(v):
+            out[f.name] = {"type": type(v).__name__,
+                           **json.loads(json.dumps(dataclasses.asdict(v), default=str))}
+        else:
+            out[f.name] = json.loads(json.dumps(v, default=str))
+    return out
+
+
 def _config_to_plain(cfg: PPOConfig) -> dict:
     d = dataclasses.asdict(cfg)
     d["hidden"] = list(d["hidden"])
@@ -349,6 +365,7 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs) -> dict:
         out.mkdir(parents=True, exist_ok=True)
         plain = _config_to_plain(cfg)
         plain["world_size"] = W
+        plain["env_resolved"] = _sim_config_plain(env.unwrapped.config)
         (out / "config.json").write_text(json.dumps(plain, indent=2) + "\n")
         log = RunLog(out, append=resume is not None, tensorboard=tensorboard)
 
