@@ -9,6 +9,9 @@ Formats
 * **raisim text** (``.txt``): ``xSamples ySamples xSize ySize`` then ``xSamples * ySamples`` heights,
   sample ``(ix, iy)`` at index ``iy * xSamples + ix``; the grid is centred at ``center``.
 * **numpy** (``.npy``): a 2-D float array ``H[iy, ix]``.
+* **GeoTIFF** (``.tif``, ``.tiff``; the ``geo`` extra, tifffile): a DEM placed by its own tags
+  (resolution, origin, nodata holes, vertical units, north-up rows flipped; geographic rasters
+  converted to local metres), see :mod:`terrain.geotiff`. No sidecar.
 
 Every image or array gets the world z offset of the map (sidecar ``origin[2]``) on top.
 
@@ -313,6 +316,23 @@ def load(path, *, encoding=None, resolution=None, origin=None, center=None, z_of
             raise _fail(path, f"resolution {resolution!r} contradicts the file's sizes "
                               f"(spacing {file_res})")
         resolution = file_res
+    elif suffix in (".tif", ".tiff"):
+        from .geotiff import read_geotiff
+        info = read_geotiff(path, max_pixels, lambda msg: _fail(path, msg))
+        h = info["heights"]
+        if resolution is not None and not np.allclose(
+                _positive_pair(resolution, "resolution", path), info["resolution"]):
+            raise _fail(path, f"resolution {resolution!r} contradicts the file's georeferencing "
+                              f"({info['resolution']})")
+        resolution = info["resolution"]
+        if origin is None and center is None:  # the file's placement (geographic: centred)
+            if info["origin"] is None:
+                center = (0.0, 0.0)
+            else:
+                origin = info["origin"]
+        meta = {}  # the file's own tags place it; a sidecar would contradict them
+        if flip_y is None:
+            flip_y = False  # already rows growing with +y
     elif suffix == ".npy":
         try:
             h = np.load(path, allow_pickle=False)
@@ -325,7 +345,7 @@ def load(path, *, encoding=None, resolution=None, origin=None, center=None, z_of
         _check_samples(path, h.shape[1], h.shape[0], max_pixels)
         h = h.astype(np.float64)
     else:
-        raise _fail(path, f"unknown height map format {suffix!r}: use .png, .txt or .npy")
+        raise _fail(path, f"unknown height map format {suffix!r}: use .png, .tif, .txt or .npy")
     if flip_y is None:
         flip_y = meta.get("flipY", False)
         if not isinstance(flip_y, bool):
@@ -407,8 +427,16 @@ def save(hm: HeightMap, path, *, encoding="unreal", z_scale=None, bits=16, scale
         meta["origin"] = [x0, y0, z0]
     elif suffix == ".npy":
         np.save(path, np.ascontiguousarray(rows))
+    elif suffix in (".tif", ".tiff"):  # georeferenced in its own tags: no sidecar
+        from .geotiff import write_geotiff
+        if flip_y:
+            raise ValueError(f"{path}: a GeoTIFF is north-up by definition; flip_y does not apply")
+        write_geotiff(path, h + z0, hm.resolution, hm.origin, lambda msg: ValueError(
+            f"{path}: {msg}"))
+        return path
     else:
-        raise ValueError(f"{path}: unknown height map format {suffix!r}: use .png, .txt or .npy")
+        raise ValueError(f"{path}: unknown height map format {suffix!r}: use .png, .tif, .txt "
+                         "or .npy")
     if sidecar:
         tmp = sidecar_path(path).with_suffix(".json.tmp")
         tmp.write_text(json.dumps(meta, indent=2) + "\n")

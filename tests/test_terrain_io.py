@@ -2,6 +2,7 @@
 
 import json
 import struct
+from pathlib import Path
 import zlib
 
 import numpy as np
@@ -360,3 +361,100 @@ def test_a_deeply_nested_sidecar_is_a_clear_error(tmp_path):
     terrain.sidecar_path(path).write_text("[" * 100_000 + "]" * 100_000)
     with pytest.raises(TerrainFileError, match="sidecar"):
         terrain.load(path)
+
+
+# ---------------------------------------------------------------------------------- GeoTIFF
+# a copy of ../shared/data/dem/ (provenance and licence: tests/data/README_dem.md)
+DEM = Path(__file__).resolve().parent / "data" / "srtm1_n37w123_crop401.tif"
+
+
+def _utm_tiff(path, heights, *, nodata=-32768, raster=1, units=None, transform=None):
+    """A projected (UTM 10N) GeoTIFF written with tifffile's own writer, north-up."""
+    tifffile = pytest.importorskip("tifffile")
+    keys = [1, 1, 0, 3, 1024, 0, 1, 1, 1025, 0, 1, raster, 3072, 0, 1, 32610]
+    if units is not None:
+        keys[3] += 1
+        keys += [4099, 0, 1, units]
+    tags = [(34735, "H", len(keys), keys, False), (42113, "s", 0, str(nodata), False)]
+    if transform is None:
+        tags += [(33550, "d", 3, (10.0, 10.0, 0.0), False),
+                 (33922, "d", 6, (0.0, 0.0, 0.0, 500000.0, 4100000.0, 0.0), False)]
+    else:
+        tags += [(34264, "d", 16, transform, False)]
+    tifffile.imwrite(path, heights, extratags=tags)
+
+
+def test_geotiff_projected_int16_north_up_nodata_at_utm_coordinates(tmp_path):
+    raw = (np.arange(12 * 9).reshape(12, 9) * 3).astype(np.int16)  # row 0 = north
+    raw[2, 3] = -32768
+    _utm_tiff(tmp_path / "utm.tif", raw)
+    hm = terrain.load(tmp_path / "utm.tif", dtype=F64)
+    assert hm.resolution == (10.0, 10.0)
+    # PixelIsArea: the tiepoint is the north-west corner, samples at pixel centres
+    assert hm.origin == (500005.0, 4100000.0 - 11 * 10.0 - 5.0)
+    h = hm.heights.numpy()
+    assert np.array_equal(h[::-1][~np.isnan(h[::-1])], raw[raw != -32768].astype(float))
+    assert np.isnan(h[12 - 1 - 2, 3]) and int(np.isnan(h).sum()) == 1  # north-up flipped
+    # the sample at the north-west corner is row ny-1, column 0, at the corner + half a pixel
+    assert float(hm.height(500005.0, 4099995.0)) == raw[0, 0]
+    # PixelIsPoint: the tiepoint is the sample itself; feet become metres
+    _utm_tiff(tmp_path / "pt.tif", raw, raster=2, units=9002)
+    pt = terrain.load(tmp_path / "pt.tif", dtype=F64)
+    assert pt.origin == (500000.0, 4100000.0 - 11 * 10.0)
+    assert np.allclose(np.nan_to_num(pt.heights.numpy()), np.nan_to_num(h) * 0.3048)
+
+
+def test_geotiff_rotated_or_huge_rasters_are_clear_errors(tmp_path):
+    raw = np.zeros((4, 5), np.float32)
+    rot = (10.0, 1.0, 0.0, 500000.0, 1.0, -10.0, 0.0, 4100000.0, 0, 0, 0, 0, 0, 0, 0, 1.0)
+    _utm_tiff(tmp_path / "rot.tif", raw, transform=rot)
+    with pytest.raises(terrain.TerrainFileError, match="rotated"):
+        terrain.load(tmp_path / "rot.tif")
+    _utm_tiff(tmp_path / "big.tif", raw)
+    with pytest.raises(terrain.TerrainFileError, match="limit"):
+        terrain.load(tmp_path / "big.tif", max_pixels=10)
+    (tmp_path / "bad.tif").write_bytes(b"not a tiff at all")
+    with pytest.raises(terrain.TerrainFileError, match="unreadable"):
+        terrain.load(tmp_path / "bad.tif")
+
+
+def test_the_real_srtm_window_in_local_metres_with_its_holes():
+    pytest.importorskip("tifffile")
+    hm = terrain.load(DEM, dtype=F64)
+    rx, ry = hm.resolution  # 1 arc-second at 37.26 deg N
+    assert abs(rx - 24.65) < 0.05 and abs(ry - 30.83) < 0.05
+    assert hm.shape == (401, 401) and hm.center == (0.0, 0.0)
+    h = hm.heights.numpy()
+    holes = np.argwhere(np.isnan(h))
+    assert len(holes) == 54  # the README's 6 x 9 nodata block
+    (r0, c0), (r1, c1) = holes.min(0), holes.max(0)
+    assert {(r1 - r0 + 1), (c1 - c0 + 1)} == {6, 9}
+    assert 0 <= np.nanmin(h) and np.nanmax(h) < 1100
+    import tifffile
+    raw = tifffile.imread(DEM).astype(float)
+    ok = raw != -32767
+    assert np.array_equal(h[::-1][ok], raw[ok])  # north-up rows, flipped
+    # round trip through our own writer
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        terrain.save(hm, Path(d) / "back.tif")
+        back = terrain.load(Path(d) / "back.tif", dtype=F64)
+    assert back.resolution == pytest.approx(hm.resolution) and back.bounds == pytest.approx(
+        hm.bounds)
+    assert np.array_equal(np.isnan(back.heights.numpy()), np.isnan(h))
+    assert np.allclose(np.nan_to_num(back.heights.numpy()), np.nan_to_num(h))
+
+
+def test_a_utm_geotiff_drives_end_to_end(tmp_path):
+    from offroad_env import OffroadVectorEnv
+    g = np.random.default_rng(0)
+    raw = (1500 + np.cumsum(g.normal(0, 0.3, (60, 60)), 0)).astype(np.float32)
+    _utm_tiff(tmp_path / "dem.tif", raw, nodata=-9999)
+    hm = terrain.load(tmp_path / "dem.tif")
+    env = OffroadVectorEnv(num_envs=4, heightmap=hm, max_episode_steps=50)
+    env.reset(seed=0)
+    for _ in range(20):
+        env.step(torch.tensor([[1.0, 0.2]] * 4))
+    v = env.state_view()
+    assert bool((v.x > 500000).all()) and bool((v.y > 4099400).all())
+    assert bool(torch.isfinite(v.base_position_w).all()) and float(v.base_position_w[0, 2]) > 1000
