@@ -18,7 +18,10 @@ Importing the package registers the environments::
                         vectorization_mode="vector_entry_point")
 """
 
+import os
+
 import gymnasium as gym
+import torch
 
 from .config import HeightScanConfig, ImuConfig, SimConfig, TaskConfig, make_config
 from .env import OffroadEnv
@@ -34,6 +37,17 @@ __all__ = ["Vehicle", "husky", "six_wheel_rover", "eight_wheel_rover", "rc_truck
            "GroundContact", "four_wheel", "rigid_contact", "place", "SimConfig", "TaskConfig",
            "ImuConfig", "HeightScanConfig", "Simulator", "make_config", "EndReason", "OffroadEnv",
            "OffroadVectorEnv", "ENV_IDS"]
+
+def _one_thread_after_fork() -> None:
+    """In a forked child (gymnasium's async vector env forks by default), torch's intra-op
+    thread pool inherited from a parent that already ran parallel ops hangs the first op; the
+    child steps one env, so one thread is what it needs (PyTorch's DataLoader workers do the
+    same)."""
+    torch.set_num_threads(1)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_one_thread_after_fork)
 
 #: registered ids and their task
 ENV_IDS = {"offroad_env/OffroadNav-v0": "nav", "offroad_env/OffroadVelocity-v0": "velocity",

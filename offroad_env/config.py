@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from dataclasses import dataclass, field, fields
 
 import terrain as terrain_pkg
@@ -322,8 +323,18 @@ def make_config(task: str | TaskConfig = "nav", config: SimConfig | None = None,
             size=(2.4, 1.6), resolution=0.2, forward_offset=0.8))
     else:
         raise ValueError(f"unknown task {task!r}; known: {TASKS}")
+    terrain_arg = overrides.get("terrain")
+    if isinstance(terrain_arg, (str, os.PathLike)):  # a generator name or a map file
+        if str(terrain_arg) in terrain_pkg.GENERATORS:
+            overrides["terrain"] = terrain_pkg.GENERATORS[str(terrain_arg)][0]()
+        else:
+            overrides.pop("terrain")
+            overrides["heightmap"] = terrain_pkg.load(terrain_arg)
     names = {f.name for f in dataclasses.fields(SimConfig)}
     unknown = sorted(set(overrides) - names)
     if unknown:
-        raise ValueError(f"unknown config field(s) {unknown}; known: {sorted(names)}")
+        # a TypeError in Python's own words, as any callable gives (TorchRL's GymEnv retries
+        # without its frameskip keyword on exactly this)
+        raise TypeError(f"make_config() got an unexpected keyword argument {unknown[0]!r} "
+                        f"(unknown config field(s) {unknown}; known: {sorted(names)})")
     return dataclasses.replace(base, **overrides) if overrides else base

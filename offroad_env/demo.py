@@ -183,6 +183,12 @@ def run(out: Path, seed: int = 0, envs: int = 256, steps: int = 200, terrain_spe
         raise ValueError(f"animation_s must be in [0, 120] s, got {animation_s}")
     if ground not in GROUND_METHODS:
         raise ValueError(f"ground must be one of {GROUND_METHODS}, got {ground!r}")
+    if plots:  # before any work: a missing extra fails now, not after the drives
+        from .plots import pyplot
+        try:
+            pyplot()
+        except ImportError as exc:
+            raise ImportError(f"{exc}; or run offroad-env demo --no-plots") from None
     out.mkdir(parents=True, exist_ok=True)
     report = {"options": {"terrain": terrain_spec, "vehicle": vehicle, "dynamics": dynamics,
                           "ground": ground, "seed": seed, "duration": duration}}

@@ -422,7 +422,7 @@ def test_bad_actions():
 def test_bad_config_is_a_clear_error():
     with pytest.raises(ValueError, match="dynamics"):
         OffroadEnv(dynamics="hovercraft")
-    with pytest.raises(ValueError, match="unknown config field"):
+    with pytest.raises(TypeError, match="unexpected keyword argument"):
         OffroadEnv(wheel_count=3)
     with pytest.raises(ValueError, match="preset"):
         OffroadEnv(vehicle="tank")
@@ -555,3 +555,40 @@ def test_spawns_and_goals_avoid_holes_and_stay_per_env_deterministic():
         obs, _ = single.reset(seed=3 + i)
         assert float(single.sim.state.x[0]) == float(st.x[i])
         assert float(single.sim.state.goal_w[0, 1]) == float(st.goal_w[i, 1])
+
+
+def test_terrain_may_be_a_map_file_or_a_generator_name_and_unknown_keywords_are_type_errors(
+        tmp_path):
+    import terrain as terrain_pkg
+    h = terrain_pkg.generate(terrain_pkg.PerlinConfig(size=(30.0, 30.0), resolution=(0.2, 0.2)), 2)
+    np.save(tmp_path / "m.npy", h)
+    env = gym.make("offroad_env/OffroadNav-v0", terrain=str(tmp_path / "m.npy"))
+    env.reset(seed=0)
+    assert env.unwrapped.terrain.shape == h.shape
+    venv = gym.make_vec("offroad_env/OffroadNav-v0", num_envs=2,
+                        vectorization_mode="vector_entry_point", terrain=tmp_path / "m.npy")
+    venv.reset(seed=0)
+    assert venv.unwrapped.terrain.shape == h.shape
+    named = OffroadVectorEnv(num_envs=2, terrain="bumps", num_maps=1)
+    assert isinstance(named.config.terrain, terrain_pkg.BumpsConfig)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'frameskip'"):
+        gym.make("offroad_env/OffroadNav-v0", frameskip=4)
+    with pytest.raises(terrain_pkg.TerrainFileError, match="no such file"):
+        OffroadVectorEnv(num_envs=2, terrain=tmp_path / "missing.png")
+
+
+def test_async_make_vec_returns_after_the_parent_ran_an_env(tmp_path):
+    # gymnasium's async vector env forks; torch in the child used to hang on its first op
+    import subprocess
+    import sys
+    script = tmp_path / "a.py"
+    script.write_text(
+        "import gymnasium as gym, offroad_env\n"
+        "e = gym.make('offroad_env/OffroadNav-v0'); e.reset(seed=0)\n"
+        "e.step(e.action_space.sample())\n"
+        "v = gym.make_vec('offroad_env/OffroadNav-v0', num_envs=2, vectorization_mode='async')\n"
+        "o, _ = v.reset(seed=0)\n"
+        "for _ in range(3): v.step(v.action_space.sample())\n"
+        "v.close(); print('ok', o.shape)\n")
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "ok (2," in r.stdout, r.stderr[-1000:]
