@@ -209,7 +209,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--terrain", default="peaks",
                       help="a generator name (" + ", ".join(n for n in GENERATORS if n != "sum")
                       + ") or a map file (.png/.npy/.txt); default %(default)s, the seed's map")
-    demo.add_argument("--vehicle", default="husky", choices=list(PRESETS))
+    demo.add_argument("--vehicle", default="husky",
+                      help=f"a preset ({', '.join(PRESETS)}) or a .urdf file (default husky)")
     demo.add_argument("--dynamics", default="ackermann", choices=list(DYNAMICS))
     demo.add_argument("--ground", default="four_wheel", choices=list(GROUND_METHODS))
     demo.add_argument("--duration", type=float, default=30.0,

@@ -135,6 +135,12 @@ class Vehicle:
         """The wheels are the four rectangle corners FL, FR, RL, RR (the default layout)."""
         return self.wheel_positions == rectangle_corners(self.wheel_base, self.track_width)
 
+    @staticmethod
+    def from_urdf(path, wheels=None, base: str = "base_link", name: str | None = None):
+        """A vehicle from a URDF file (:func:`offroad_env.urdf.vehicle_from_urdf`)."""
+        from .urdf import vehicle_from_urdf
+        return vehicle_from_urdf(path, wheels=wheels, base=base, name=name)
+
     @property
     def base_offset(self) -> tuple[float, float, float]:
         """base_link origin in the rear-axle frame [m]: the translation of
@@ -217,7 +223,10 @@ PRESETS = {"husky": husky, "six_wheel_rover": six_wheel_rover,
 
 def preset(name: str) -> Vehicle:
     """A preset vehicle by name: ``husky``, ``six_wheel_rover``, ``eight_wheel_rover`` or
-    ``rc_truck``."""
+    ``rc_truck``; or a ``.urdf`` file (:func:`offroad_env.urdf.vehicle_from_urdf`)."""
+    if isinstance(name, str) and name.lower().endswith(".urdf"):
+        from .urdf import vehicle_from_urdf
+        return vehicle_from_urdf(name)
     try:
         return PRESETS[name]()
     except KeyError:

@@ -121,5 +121,5 @@ def test_demo_bad_options_are_clear_errors(tmp_path, capsys):
     assert main(["demo", "--out", str(tmp_path), "--duration", "-1"]) == 2
     assert main(["demo", "--out", str(tmp_path), "--animation-s", "-1"]) == 2
     assert "duration" in capsys.readouterr().err
-    with pytest.raises(SystemExit):
-        main(["demo", "--vehicle", "tank"])
+    assert main(["demo", "--out", str(tmp_path / "v"), "--vehicle", "tank"]) == 2
+    assert "tank" in capsys.readouterr().err

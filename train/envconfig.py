@@ -28,7 +28,6 @@ from offroad_env.cli import add_config_options
 from offroad_env.config import DYNAMICS, GROUND_METHODS, OBS_TERMS
 from offroad_env.dynamics import INTEGRATORS
 from offroad_env.tasks import TIP_RULES, RewardWeights
-from offroad_env.vehicle import PRESETS
 
 __all__ = ["add_env_arguments", "env_spec_from_args", "env_kwargs", "SIM_FIELDS"]
 
@@ -43,7 +42,7 @@ def add_env_arguments(parser) -> None:
     """Add the environment options (module docstring) to an argparse parser."""
     g = parser.add_argument_group("environment (defaults: the env id's)")
     add_config_options(g, SimConfig, dest_prefix="env.sim.", only=SIM_FIELDS, choices={
-        "vehicle": sorted(PRESETS), "dynamics": list(DYNAMICS), "ground": list(GROUND_METHODS),
+        "dynamics": list(DYNAMICS), "ground": list(GROUND_METHODS),
         "integrator": list(INTEGRATORS), "nan_action": ["raise", "zero"],
         "obs_terms": list(OBS_TERMS)})
     add_config_options(g, TaskConfig, prefix="task-", dest_prefix="env.task.", only=TASK_FIELDS,

@@ -1,0 +1,49 @@
+"""Vehicles from URDF: the Husky gives the four-wheel seed's figures, the Jackal its file's."""
+
+from pathlib import Path
+
+import pytest
+
+from offroad_env import OffroadVectorEnv, Vehicle, husky
+from offroad_env.urdf import URDFError
+
+DATA = Path(__file__).resolve().parent / "data"  # copies of ../shared/data/urdf (README_urdf.md)
+
+
+def test_husky_from_urdf_is_the_seeds_vehicle():
+    v = Vehicle.from_urdf(DATA / "husky.urdf")
+    assert (v.wheel_base, v.track_width, v.wheel_radius) == (0.512, 0.5708, 0.1651)
+    assert [v.rear_axle_pose[i][3] for i in range(3)] == [-0.256, 0.0, 0.03282]
+    assert v.is_rectangle and v.num_wheels == 4
+    # chassis 46.034 kg + four wheels of 2.637 kg, as the preset
+    assert v.mass == pytest.approx(46.034 + 4 * 2.637) == pytest.approx(husky().mass)
+    # the URDF's chassis inertial sits 0.085 m to the right of base_link's centre line
+    assert v.com[1] == pytest.approx(46.034 * -0.085 / v.mass)
+
+
+def test_jackal_from_urdf_walks_the_tree_through_chassis_link():
+    v = Vehicle.from_urdf(DATA / "jackal.urdf")
+    # wheels at (+-0.131, +-0.187795, 0.0345) in chassis_link, which sits at base_link's origin
+    assert v.wheel_base == pytest.approx(0.262) and v.track_width == pytest.approx(2 * 0.187795)
+    assert v.wheel_radius == 0.098
+    assert [v.rear_axle_pose[i][3] for i in range(3)] == pytest.approx([-0.131, 0.0, 0.0345])
+    assert v.mass == pytest.approx(16.523 + 4 * 0.477 + 0.001)  # chassis, wheels, a 1 g link
+
+
+def test_a_urdf_vehicle_drives_and_bad_files_are_clear_errors(tmp_path):
+    env = OffroadVectorEnv(num_envs=2, vehicle=str(DATA / "jackal.urdf"), num_maps=1)
+    env.reset(seed=0)
+    env.step(env.action_space.sample())
+    assert env.vehicle.name == "jackal"
+    (tmp_path / "x.urdf").write_text('<robot name="r" xmlns:xacro="http://ros.org/wiki/xacro">'
+                                     '<xacro:macro name="m"/><link name="base_link"/></robot>')
+    with pytest.raises(URDFError, match="xacro"):
+        Vehicle.from_urdf(tmp_path / "x.urdf")
+    (tmp_path / "y.urdf").write_text('<robot name="r"><link name="base_link"/></robot>')
+    with pytest.raises(URDFError, match="wheel"):
+        Vehicle.from_urdf(tmp_path / "y.urdf")
+    (tmp_path / "z.urdf").write_text("<robot")
+    with pytest.raises(URDFError, match="not XML"):
+        Vehicle.from_urdf(tmp_path / "z.urdf")
+    with pytest.raises(URDFError, match="no such file"):
+        Vehicle.from_urdf(tmp_path / "none.urdf")
