@@ -385,3 +385,28 @@ def test_randomized_friction_changes_skid_steer_traction():
         return torch.hypot(base.state_view().x - x0, base.state_view().y - y0)
     slippery, grippy = run(0.05), run(1.0)
     assert (slippery < 0.8 * grippy).all(), (slippery, grippy)
+
+
+def test_sb3_vec_env_reports_episodes_so_ep_rew_mean_logs_without_vec_monitor():
+    from stable_baselines3 import PPO
+
+    from wrappers import SB3VecEnv
+    sb = SB3VecEnv.make(NAV, 3, max_episode_steps=7)
+    sb.reset()
+    g = np.random.default_rng(0)
+    ret, length, seen = np.zeros(3), np.zeros(3, dtype=int), 0
+    for _ in range(20):
+        _, r, done, infos = sb.step(g.uniform(-1, 1, (3, 2)).astype(np.float32))
+        ret += r
+        length += 1
+        for i in np.flatnonzero(done):
+            ep = infos[i]["episode"]
+            assert ep["l"] == length[i] == 7 and ep["r"] == pytest.approx(ret[i], rel=1e-5)
+            ret[i], length[i] = 0.0, 0
+            seen += 1
+    assert seen == 6
+    model = PPO("MlpPolicy", SB3VecEnv.make(NAV, 4, max_episode_steps=8), n_steps=16,
+                batch_size=32, n_epochs=1, seed=0)
+    model.learn(64)
+    assert len(model.ep_info_buffer) > 0  # what ep_rew_mean averages
+    assert all(ep["l"] == 8 for ep in model.ep_info_buffer)

@@ -13,6 +13,8 @@ The native env runs in SAME_STEP autoreset mode underneath.
 
 from __future__ import annotations
 
+import time
+
 import gymnasium as gym
 import numpy as np
 import torch
@@ -33,7 +35,14 @@ class SB3VecEnv(VecEnv):
     """SB3 view of a native offroad vector env (which must use ``SAME_STEP`` autoreset).
 
     ``infos[i]`` holds ``end_reason`` (a name) on the step an episode ends, plus
-    ``terminal_observation`` and ``TimeLimit.truncated`` as SB3 expects.
+    ``terminal_observation``, ``TimeLimit.truncated`` and ``episode`` (``{"r": return,
+    "l": length, "t": seconds since the start}``, what SB3's ``Monitor`` adds, so ``ep_rew_mean``
+    logs without ``VecMonitor``) as SB3 expects.
+
+    A ``NEXT_STEP`` env is refused rather than converted: SB3's protocol needs a finished
+    episode's last observation on the step it ends, which a next-step env only gives one step
+    later (after stepping the finished env once more); build the env with :meth:`make` (or
+    ``autoreset_mode=AutoresetMode.SAME_STEP``).
     """
 
     def __init__(self, env: gym.vector.VectorEnv):
@@ -46,6 +55,9 @@ class SB3VecEnv(VecEnv):
         self.render_mode = getattr(env, "render_mode", None)
         super().__init__(env.num_envs, env.single_observation_space, env.single_action_space)
         self._actions = None
+        self._ret = np.zeros(self.num_envs, dtype=np.float64)
+        self._len = np.zeros(self.num_envs, dtype=np.int64)
+        self._t0 = time.perf_counter()
 
     @classmethod
     def make(cls, env_id: str, num_envs: int, **kwargs) -> "SB3VecEnv":
@@ -61,6 +73,8 @@ class SB3VecEnv(VecEnv):
         obs, _ = self.env.reset(seed=seeds, options=options)
         self._reset_seeds()
         self._reset_options()
+        self._ret[:] = 0.0
+        self._len[:] = 0
         return obs.cpu().numpy().copy()
 
     def step_async(self, actions: np.ndarray) -> None:
@@ -74,6 +88,9 @@ class SB3VecEnv(VecEnv):
         obs, rew, term, trunc, info = self.env.step(a)
         done = (term | trunc).cpu().numpy()
         obs_np = obs.cpu().numpy().copy()
+        rew_np = rew.cpu().numpy().astype(np.float32)
+        self._ret += rew_np
+        self._len += 1
         infos = [{} for _ in range(self.num_envs)]
         if done.any():
             final = info["final_obs"].cpu().numpy()
@@ -83,7 +100,11 @@ class SB3VecEnv(VecEnv):
                 infos[i]["terminal_observation"] = final[i].copy()
                 infos[i]["TimeLimit.truncated"] = bool(time_limit[i])
                 infos[i]["end_reason"] = EndReason(int(reason[i])).label
-        return obs_np, rew.cpu().numpy().astype(np.float32), done, infos
+                infos[i]["episode"] = {"r": float(self._ret[i]), "l": int(self._len[i]),
+                                       "t": round(time.perf_counter() - self._t0, 6)}
+            self._ret[done] = 0.0
+            self._len[done] = 0
+        return obs_np, rew_np, done, infos
 
     def close(self) -> None:
         self.env.close()
