@@ -410,3 +410,58 @@ def test_sb3_vec_env_reports_episodes_so_ep_rew_mean_logs_without_vec_monitor():
     model.learn(64)
     assert len(model.ep_info_buffer) > 0  # what ep_rew_mean averages
     assert all(ep["l"] == 8 for ep in model.ep_info_buffer)
+
+
+@pytest.mark.parametrize("mode", ["NextStep", "SameStep"])
+def test_torch_episode_statistics_match_gymnasiums_on_the_same_data(mode):
+    # Gymnasium's numpy wrapper behind ArrayConversion vs the torch-native one, same seed
+    from gymnasium.wrappers.vector import ArrayConversion
+    from gymnasium.wrappers.vector import RecordEpisodeStatistics as GymStats
+
+    from wrappers import TorchRecordEpisodeStatistics
+
+    def make():
+        return gym.make_vec(NAV, num_envs=4, vectorization_mode="vector_entry_point",
+                            max_episode_steps=9, autoreset_mode=gym.vector.AutoresetMode(mode))
+    ours = TorchRecordEpisodeStatistics(make())
+    theirs = GymStats(ArrayConversion(make(), env_xp=torch, target_xp=np))
+    ours.reset(seed=5)
+    theirs.reset(seed=5)
+    g = np.random.default_rng(0)
+    for _ in range(40):
+        a = g.uniform(-1, 1, (4, 2)).astype(np.float32)
+        *_, i1 = ours.step(torch.as_tensor(a))
+        *_, i2 = theirs.step(a)
+        assert ("episode" in i1) == ("episode" in i2)
+        if "episode" in i2:
+            assert np.array_equal(i1["_episode"].numpy(), i2["_episode"])
+            np.testing.assert_allclose(i1["episode"]["r"].numpy(), i2["episode"]["r"],
+                                       rtol=1e-6, atol=1e-9)
+            assert np.array_equal(i1["episode"]["l"].numpy(), i2["episode"]["l"])
+    np.testing.assert_allclose(list(ours.return_queue), list(theirs.return_queue), rtol=1e-6)
+    assert list(ours.length_queue) == list(theirs.length_queue) and ours.episode_count > 8
+
+
+def test_torch_normalize_observation_matches_gymnasiums_on_the_same_data():
+    from gymnasium.wrappers.vector import ArrayConversion
+    from gymnasium.wrappers.vector import NormalizeObservation as GymNorm
+
+    from wrappers import TorchNormalizeObservation
+
+    def make():
+        return gym.make_vec(NAV, num_envs=4, vectorization_mode="vector_entry_point",
+                            max_episode_steps=9)
+    ours = TorchNormalizeObservation(make())
+    theirs = GymNorm(ArrayConversion(make(), env_xp=torch, target_xp=np))
+    o1, _ = ours.reset(seed=2)
+    o2, _ = theirs.reset(seed=2)
+    np.testing.assert_allclose(o1.numpy(), o2, rtol=1e-4, atol=1e-4)
+    g = np.random.default_rng(1)
+    for _ in range(25):
+        a = g.uniform(-1, 1, (4, 2)).astype(np.float32)
+        o1, *_ = ours.step(torch.as_tensor(a))
+        o2, *_ = theirs.step(a)
+        np.testing.assert_allclose(o1.numpy(), o2, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(ours.obs_rms.mean.numpy(), theirs.obs_rms.mean, rtol=1e-5,
+                               atol=1e-6)
+    assert o1.dtype == torch.float32

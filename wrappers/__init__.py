@@ -9,6 +9,9 @@
   stacked family levels.
 * :class:`TrajectoryRecorder`: an ``.npz`` / CSV log per episode (pose, IMU, actions, reward
   terms). Video: Gymnasium's ``RecordVideo`` (``video`` extra).
+* :class:`TorchRecordEpisodeStatistics`, :class:`TorchNormalizeObservation`: Gymnasium's
+  vector ``RecordEpisodeStatistics`` and ``NormalizeObservation`` for torch outputs (same
+  options and ``info["episode"]`` layout).
 * :class:`SB3VecEnv` (``wrappers.sb3``, needs stable-baselines3): the native vector env as a
   Stable-Baselines3 ``VecEnv``.
 
@@ -21,10 +24,12 @@ from .curriculum import TerrainCurriculum
 from .randomization import DomainRandomization, DomainRandomizationEnv, RandomizationConfig
 from .recording import TrajectoryRecorder, load_episode
 from .sensors import ActionDelay, ObservationDelay
+from .statistics import TorchNormalizeObservation, TorchRecordEpisodeStatistics
 
 __all__ = ["TerrainCurriculum", "DomainRandomization", "DomainRandomizationEnv",
            "RandomizationConfig",
-           "ObservationDelay", "ActionDelay", "TrajectoryRecorder", "load_episode", "SB3VecEnv"]
+           "ObservationDelay", "ActionDelay", "TrajectoryRecorder", "load_episode", "SB3VecEnv",
+           "TorchRecordEpisodeStatistics", "TorchNormalizeObservation"]
 
 
 def __getattr__(name):
