@@ -122,3 +122,15 @@ def test_ppo_writes_tensorboard_events(tmp_path):
     tags = acc.Tags()["scalars"]
     assert "value_loss" in tags and "reward/progress" in tags
     assert len(acc.Scalars("value_loss")) == 2  # one per iteration
+
+
+def test_torchrl_gym_env_by_id():
+    # TorchRL builds the env by id, first with its frameskip keyword; an unknown keyword must
+    # be the TypeError Python gives, so that it retries without it
+    pytest.importorskip("torchrl")
+    from torchrl.envs import GymEnv
+
+    tenv = GymEnv(NAV)
+    td = tenv.rollout(5)
+    assert td["observation"].shape[-1] == tenv.observation_spec["observation"].shape[-1]
+    assert torch.isfinite(td["next", "reward"]).all()
