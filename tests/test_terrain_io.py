@@ -313,7 +313,7 @@ def test_raisim_text_count_mismatch_and_bad_header(tmp_path):
 def test_missing_file_and_unknown_format(tmp_path):
     with pytest.raises(TerrainFileError, match="no such file"):
         terrain.load(tmp_path / "nope.png")
-    p = tmp_path / "m.tif"
+    p = tmp_path / "m.xyz"
     p.write_bytes(b"xx")
     with pytest.raises(TerrainFileError, match="format"):
         terrain.load(p)

@@ -340,8 +340,10 @@ def _grad_rank(rank, world, port, data, out):
     loss.backward()
     d.average_gradients(agent.parameters())
     mean, var, n = d.batch_moments(xs)
-    if rank == 0:
-        out.put(([p.grad.clone() for p in agent.parameters()], mean, var, n))
+    if rank == 0:  # numpy arrays: pickled by value (tensors would share file descriptors
+        # that vanish when this process exits)
+        out.put(([p.grad.numpy().copy() for p in agent.parameters()], mean.numpy().copy(),
+                 var.numpy().copy(), n))
     d.barrier()
     d.close()
 
@@ -362,6 +364,8 @@ def test_two_ranks_with_half_the_data_each_give_the_one_process_gradient_and_mom
     for p in procs:
         p.start()
     grads, mean, var, n = q.get(timeout=120)
+    grads = [torch.from_numpy(g) for g in grads]
+    mean, var = torch.from_numpy(mean), torch.from_numpy(var)
     for p in procs:
         p.join(timeout=120)
         assert p.exitcode == 0
