@@ -291,7 +291,9 @@ def make_config(task: str | TaskConfig = "nav", config: SimConfig | None = None,
     scaled for the configured vehicle), the rigid-contact rest (the Husky has no suspension),
     tip-over by the force-angle rule, the stability margin observed and rewarded, and a height
     scan.
-    ``config``: start from this config instead of the task's default. A :class:`TaskConfig`
+    ``config``: start from this config instead of the task's default. ``terrain=`` may also be
+    a map file path, a generator name, a :class:`terrain.HeightMap`, or ``(heights (ny, nx)
+    array, resolution)``. A :class:`TaskConfig`
     as ``task`` overrides the config's ``task`` field (its ``kind`` picks the defaults).
     """
     if config is not None and not isinstance(config, SimConfig):
@@ -324,7 +326,13 @@ def make_config(task: str | TaskConfig = "nav", config: SimConfig | None = None,
     else:
         raise ValueError(f"unknown task {task!r}; known: {TASKS}")
     terrain_arg = overrides.get("terrain")
-    if isinstance(terrain_arg, (str, os.PathLike)):  # a generator name or a map file
+    if isinstance(terrain_arg, HeightMap):
+        overrides["heightmap"] = overrides.pop("terrain")
+    elif (isinstance(terrain_arg, tuple) and len(terrain_arg) == 2
+          and hasattr(terrain_arg[0], "shape")):  # (2-D heights array, resolution)
+        overrides.pop("terrain")
+        overrides["heightmap"] = HeightMap(terrain_arg[0], terrain_arg[1])
+    elif isinstance(terrain_arg, (str, os.PathLike)):  # a generator name or a map file
         if str(terrain_arg) in terrain_pkg.GENERATORS:
             overrides["terrain"] = terrain_pkg.GENERATORS[str(terrain_arg)][0]()
         else:

@@ -592,3 +592,13 @@ def test_async_make_vec_returns_after_the_parent_ran_an_env(tmp_path):
         "v.close(); print('ok', o.shape)\n")
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and "ok (2," in r.stdout, r.stderr[-1000:]
+
+
+def test_terrain_may_be_a_heightmap_or_an_array_with_its_resolution():
+    import terrain as terrain_pkg
+    h = terrain_pkg.generate(terrain_pkg.PerlinConfig(size=(30.0, 30.0), resolution=(0.2, 0.2)), 3)
+    a = OffroadVectorEnv(num_envs=2, terrain=(h, 0.2))
+    b = OffroadVectorEnv(num_envs=2, terrain=terrain_pkg.HeightMap(h, 0.2))
+    assert a.terrain.shape == b.terrain.shape == h.shape and a.terrain.resolution == (0.2, 0.2)
+    with pytest.raises(ValueError, match="heightmap must be a terrain.HeightMap"):
+        OffroadVectorEnv(num_envs=2, heightmap=h)  # the array alone: its spacing is unknown
