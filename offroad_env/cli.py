@@ -216,7 +216,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--duration", type=float, default=30.0,
                       help="seconds of the drive (default %(default)s, the seed's)")
     demo.add_argument("--no-plots", action="store_true", help="skip the matplotlib figures")
-    demo.add_argument("--animation-s", type=float, default=12.0,
+    demo.add_argument("--animation-s", type=float, default=10.0,
                       help="seconds of the drive animation at 10 fps (default %(default)s; 0: "
                            "none)")
     demo.set_defaults(func=cmd_demo)

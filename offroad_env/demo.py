@@ -174,7 +174,7 @@ def load_terrain(spec: str, seed: int) -> tuple[terrain.HeightMap, str]:
 
 def run(out: Path, seed: int = 0, envs: int = 256, steps: int = 200, terrain_spec: str = "peaks",
         vehicle: str = "husky", dynamics: str = "ackermann", ground: str = "four_wheel",
-        plots: bool = True, duration: float = 30.0, animation_s: float = 12.0) -> dict:
+        plots: bool = True, duration: float = 30.0, animation_s: float = 10.0) -> dict:
     """Run the main job, writing into ``out``; returns the report (also ``report.json``)."""
     preset(vehicle)  # unknown names fail here, before any work
     if not (math.isfinite(duration) and 0 < duration <= 600):
