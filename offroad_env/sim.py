@@ -24,22 +24,17 @@ from . import rng as rngmod
 from . import tasks
 from .actuation import ACTUATORS, body_velocity, check_action
 from .config import SimConfig
+from .frames import local_origin, localize
 from .ground import GroundContact, place
 from .observations import Observer
 from .params import nominal_params, update_params
 from .sensors import imu_at_rest, imu_step, sensor_pose
 from .spawn import MAX_REDRAWS, check_goal_range, spawn_with_redraws
-from .stability import (LOAD_SHARE, body_acceleration, edge_table, filter_acceleration,
-                        force_angle_margin)
+from .stability import body_acceleration, contact_margin, edge_table, filter_acceleration
 from .state import SimState
 from .vehicle import VehicleBatch, preset
 
 __all__ = ["Simulator", "check_device"]
-
-#: a rigid rest's support polygon includes wheels within this many wheel radii of the ground:
-#: a rest on two diagonal wheels and a lightly loaded third rocks onto the fourth, which hangs
-#: 0.1-0.2 m up on rough ground (Husky), before the body could roll over
-ROCK_GAP = 2.0
 
 #: plane passes of the rigid placement in a step, warm-started at the last attitude. On rough
 #: ground 94 % of poses reach the fixed point in 4, 98.4 % in 8, 99.3 % in 16 (float32); where
@@ -65,32 +60,6 @@ def check_device(device) -> torch.device:
         raise ValueError(f"device {device!r}: this machine has {torch.cuda.device_count()} "
                          "CUDA device(s)")
     return dev
-
-
-#: the z origin of the simulation frame is a multiple of this [m] (so maps within +-32 m of
-#: z = 0, all the built-in ones, simulate at their own heights, bit for bit as before)
-Z_ORIGIN_STEP = 64.0
-
-
-def local_origin(maps: HeightMap) -> tuple[float, float, float]:
-    """The world point ``(x, y, z)`` [m] at which the simulation frame is placed for ``maps``:
-    the grid centre, and the multiple of :data:`Z_ORIGIN_STEP` nearest the middle of the finite
-    world heights. A float32 env at UTM coordinates (x ~ 5e5 m, one ulp 3 cm) would move its
-    vehicles in steps of centimetres and difference its IMU from them; in the local frame its
-    numbers are as small as on a map at the origin."""
-    cx, cy = maps.center
-    h = maps.world_heights()
-    finite = h[torch.isfinite(h)]
-    mid = 0.0 if finite.numel() == 0 else 0.5 * (float(finite.min()) + float(finite.max()))
-    return (cx, cy, Z_ORIGIN_STEP * round(mid / Z_ORIGIN_STEP))
-
-
-def _localize(maps: HeightMap, origin, device, dtype) -> HeightMap:
-    """``maps`` moved into the simulation frame at ``origin`` (before the dtype cast)."""
-    ox, oy, oz = origin
-    if ox or oy or oz:
-        maps = maps.translated(-ox, -oy, -oz)
-    return maps.to(device=device, dtype=dtype)
 
 
 @functools.lru_cache(maxsize=4)
@@ -138,7 +107,7 @@ class Simulator:
         self.origin = local_origin(world)
         #: the height maps as given (world frame), and in the simulation frame
         self.world_maps = world.to(device=self.device, dtype=dtype)
-        self.maps = _localize(world, self.origin, self.device, dtype)
+        self.maps = localize(world, self.origin, self.device, dtype)
         check_goal_range(self.maps, cfg.task)
         self.observer = Observer(cfg, self.vehicle, self.maps, self.action_dim, dtype,
                                  self.device)
@@ -215,7 +184,7 @@ class Simulator:
         if self.map_range is not None and bool((sum(self.map_range) > len(maps)).any()):
             raise ValueError(f"terrain {maps!r} has fewer maps than the env's map range needs")
         self.world_maps = maps.to(device=self.device, dtype=self.dtype)
-        self.maps = _localize(maps, self.origin, self.device, self.dtype)
+        self.maps = localize(maps, self.origin, self.device, self.dtype)
 
     def to_local(self, xy: torch.Tensor) -> torch.Tensor:
         """World ``(..., 2)`` points [m] (any float dtype; float64 keeps UTM digits) in the
@@ -425,35 +394,11 @@ class Simulator:
 
     def _margin(self, gc: GroundContact, accel_b: torch.Tensor | None,
                 idx: torch.Tensor | None = None) -> torch.Tensor:
-        """``(M,)`` force-angle stability margin [rad] of placed rows (``idx``; None: all N) with
-        loads, under the body-frame acceleration ``accel_b`` ``(M, 3)`` (None: at rest). The
-        support polygon: of a rigid rest, the wheels that carry load or hang at most
-        :data:`ROCK_GAP` wheel radii above the ground (the body rocks onto them); with
-        four-wheel ground following (which keeps every wheel on the ground, as a suspended
-        vehicle does) every wheel not over a hole."""
-        veh = self._veh
-        rows = (lambda v: v) if idx is None else (lambda v: v[idx] if isinstance(
-            v, torch.Tensor) and v.ndim else v)
-        R = gc.rotation
-        com_b = torch.stack(torch.broadcast_tensors(*(
-            torch.as_tensor(rows(c), dtype=R.dtype, device=R.device) + torch.zeros_like(R[:, 0, 0])
-            for c in veh.com)), 1)
-        com_w = gc.position + (R @ com_b.unsqueeze(2)).squeeze(2)
-        r = torch.as_tensor(rows(veh.wheel_radius), dtype=R.dtype, device=R.device)
-        pts = gc.wheel_position - torch.stack((torch.zeros_like(r), torch.zeros_like(r), r),
-                                              -1).reshape(-1, 1, 3)
-        if self.cfg.ground == "rigid_contact":
-            # the wheels that carry load, and those the body would rock onto: a rest on two
-            # diagonal wheels rocks onto a third, it does not tip over
-            mass = torch.as_tensor(rows(veh.mass), dtype=R.dtype, device=R.device)
-            share = (LOAD_SHARE * self.cfg.gravity / veh.num_wheels) * mass
-            loaded = (gc.normal_force > share.reshape(-1, 1)) | (
-                (gc.gap <= ROCK_GAP * r.reshape(-1, 1)) & ~gc.wheel_hole)
-        else:  # four-wheel ground following keeps every wheel on the ground by construction
-            loaded = ~gc.wheel_hole
-        acc = (torch.zeros_like(com_w) if accel_b is None
-               else (R @ accel_b.unsqueeze(2)).squeeze(2))
-        return force_angle_margin(pts, loaded, com_w, acc, self.cfg.gravity, self._edges)
+        """``(M,)`` force-angle stability margin [rad] of placed rows (``idx``; None: all N)
+        under the body-frame acceleration ``accel_b`` ``(M, 3)`` (None: at rest)
+        (:func:`~offroad_env.stability.contact_margin`)."""
+        return contact_margin(gc, self._veh, self.cfg.ground == "rigid_contact", accel_b,
+                              self.cfg.gravity, self._edges, idx)
 
     # ------------------------------------------------------------------ step
     def check_action(self, action) -> tuple[torch.Tensor, torch.Tensor]:

@@ -41,8 +41,13 @@ import torch
 
 from .vehicle import Vehicle
 
-__all__ = ["EdgeTable", "edge_table", "force_angle_margin", "body_acceleration",
-           "filter_acceleration", "LOAD_SHARE", "ACCEL_TIME"]
+__all__ = ["EdgeTable", "edge_table", "force_angle_margin", "contact_margin",
+           "body_acceleration", "filter_acceleration", "LOAD_SHARE", "ACCEL_TIME", "ROCK_GAP"]
+
+#: a rigid rest's support polygon includes wheels within this many wheel radii of the ground:
+#: a rest on two diagonal wheels and a lightly loaded third rocks onto the fourth, which hangs
+#: 0.1-0.2 m up on rough ground (Husky), before the body could roll over
+ROCK_GAP = 2.0
 
 #: a wheel carries load where its normal force exceeds this share of an equal split of m g
 LOAD_SHARE = 1e-3
@@ -148,3 +153,33 @@ def force_angle_margin(contact_points: torch.Tensor, loaded: torch.Tensor, com_w
     margin = torch.where(edge, theta, big).amin(1)
     # no loaded pair at all (airborne, or one wheel): no support
     return torch.where(edge.any(1), margin, torch.full_like(margin, -torch.pi / 2))
+
+
+def contact_margin(gc, vehicle, rigid: bool, accel_b: torch.Tensor | None, gravity: float,
+                   table: EdgeTable, idx: torch.Tensor | None = None) -> torch.Tensor:
+    """``(M,)`` force-angle margin [rad] of a placement ``gc`` (a ``GroundContact`` with loads,
+    of the rows ``idx`` of ``vehicle``'s per-env properties; None: all), under the body-frame
+    acceleration ``accel_b`` ``(M, 3)`` (None: at rest). The support polygon: of a ``rigid``
+    rest, the wheels that carry load or hang at most :data:`ROCK_GAP` wheel radii above the
+    ground (the body rocks onto them); with four-wheel ground following (which keeps every wheel
+    on the ground, as a suspended vehicle does) every wheel not over a hole."""
+    rows = (lambda v: v) if idx is None else (lambda v: v[idx] if isinstance(
+        v, torch.Tensor) and v.ndim else v)
+    R = gc.rotation
+    com_b = torch.stack(torch.broadcast_tensors(*(
+        torch.as_tensor(rows(c), dtype=R.dtype, device=R.device) + torch.zeros_like(R[:, 0, 0])
+        for c in vehicle.com)), 1)
+    com_w = gc.position + (R @ com_b.unsqueeze(2)).squeeze(2)
+    r = torch.as_tensor(rows(vehicle.wheel_radius), dtype=R.dtype, device=R.device)
+    pts = gc.wheel_position - torch.stack((torch.zeros_like(r), torch.zeros_like(r), r),
+                                          -1).reshape(-1, 1, 3)
+    if rigid:
+        mass = torch.as_tensor(rows(vehicle.mass), dtype=R.dtype, device=R.device)
+        share = (LOAD_SHARE * gravity / vehicle.num_wheels) * mass
+        loaded = (gc.normal_force > share.reshape(-1, 1)) | (
+            (gc.gap <= ROCK_GAP * r.reshape(-1, 1)) & ~gc.wheel_hole)
+    else:
+        loaded = ~gc.wheel_hole
+    acc = (torch.zeros_like(com_w) if accel_b is None
+           else (R @ accel_b.unsqueeze(2)).squeeze(2))
+    return force_angle_margin(pts, loaded, com_w, acc, gravity, table)

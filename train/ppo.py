@@ -40,20 +40,16 @@ from offroad_env.sim import check_device
 from wrappers import TerrainCurriculum
 
 from .agent import Agent
+from .checkpoint import (CHECKPOINT_FORMAT, CheckpointError, _config_to_plain,
+                         _sim_config_plain, load_checkpoint, obs_layout, save_checkpoint)
 from .distributed import Dist, rank_seed
 from .envconfig import add_env_arguments, env_kwargs as spec_kwargs, env_spec_from_args
 from .logs import EpisodeWindow, RunLog, plot_learning_curve, progress_bar
 
 __all__ = ["PPOConfig", "Agent", "check_env_id", "make_vec_env", "train", "load_checkpoint",
+           "CHECKPOINT_FORMAT",
            "save_checkpoint", "CheckpointError", "compute_gae", "bootstrap_truncated",
            "EpisodeWindow", "plot_learning_curve", "main"]
-
-CHECKPOINT_FORMAT = "offroad-env-ppo-1"
-
-
-class CheckpointError(ValueError):
-    """A checkpoint that cannot be used: missing, corrupt, or made for another layout."""
-
 
 @dataclass(frozen=True, kw_only=True)
 class PPOConfig:
@@ -190,91 +186,6 @@ def make_vec_env(env_id: str, num_envs: int, device="cpu", max_episode_steps=Non
                         **kwargs)
 
 
-def obs_layout(env) -> list[list]:
-    """``[[term, start, stop], ...]`` of an offroad env (vector or single, wrapped or not)."""
-    return [list(t) for t in env.unwrapped.obs_layout]
-
-
-def save_checkpoint(path: Path, agent: Agent, optimizer, cfg: PPOConfig, layout, iteration: int,
-                    global_step: int) -> None:
-    state = {
-        "format": CHECKPOINT_FORMAT,
-        "model": agent.state_dict(),
-        "optimizer": optimizer.state_dict() if optimizer is not None else None,
-        "config": _config_to_plain(cfg),
-        "obs_layout": layout,
-        "obs_dim": int(agent.obs_mean.numel()),
-        "act_dim": int(agent.actor_log_std.numel()),
-        "iteration": int(iteration),
-        "global_step": int(global_step),
-    }
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    torch.save(state, tmp)
-    tmp.replace(path)  # never a half-written checkpoint under the real name
-
-
-def load_checkpoint(path, env=None, device="cpu") -> tuple[Agent, dict]:
-    """Load a checkpoint safely (``weights_only=True``); returns ``(agent, state)``.
-
-    With ``env``, its observation layout must equal the checkpoint's. Raises
-    :class:`CheckpointError` with the reason otherwise.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise CheckpointError(f"checkpoint {path} does not exist")
-    try:
-        state = torch.load(path, map_location=device, weights_only=True)
-    except Exception as exc:  # corrupt, truncated, not a torch file, unsafe pickle
-        first = (str(exc).splitlines() or ["empty file" if path.stat().st_size == 0 else ""])[0]
-        raise CheckpointError(f"checkpoint {path} cannot be read ({type(exc).__name__}: "
-                              f"{first[:200]})") from None
-    if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
-        raise CheckpointError(f"{path} is not an offroad-env PPO checkpoint (format "
-                              f"{state.get('format') if isinstance(state, dict) else None!r}, "
-                              f"expected {CHECKPOINT_FORMAT!r})")
-    missing = [k for k in ("model", "config", "obs_layout", "obs_dim", "act_dim", "iteration",
-                           "global_step") if k not in state]
-    if missing or not isinstance(state["config"], dict):
-        raise CheckpointError(f"{path} is an incomplete checkpoint (missing {missing or 'config'})")
-    if env is not None:
-        layout = obs_layout(env)
-        if layout != state["obs_layout"]:
-            raise CheckpointError(
-                f"{path} was trained on observation layout {state['obs_layout']} "
-                f"({state['config']['env_id']}); this env has {layout}")
-    cfg = state["config"]
-    agent = Agent(state["obs_dim"], state["act_dim"], tuple(cfg["hidden"]),
-                  cfg["init_log_std"]).to(device)
-    try:
-        agent.load_state_dict(state["model"])
-    except RuntimeError as exc:
-        raise CheckpointError(f"{path}: weights do not fit the network ({exc})") from None
-    return agent, state
-
-
-def _sim_config_plain(sim_cfg) -> dict:
-    """The environment's full resolved SimConfig as JSON-able values (a given height map by
-    its description)."""
-    out = {}
-    for f in dataclasses.fields(sim_cfg):
-        v = getattr(sim_cfg, f.name)
-        if f.name == "heightmap":
-            out[f.name] = None if v is None else repr(v)
-        elif dataclasses.is_dataclass(v):
-            out[f.name] = {"type": type(v).__name__,
-                           **json.loads(json.dumps(dataclasses.asdict(v), default=str))}
-        else:
-            out[f.name] = json.loads(json.dumps(v, default=str))
-    return out
-
-
-def _config_to_plain(cfg: PPOConfig) -> dict:
-    d = dataclasses.asdict(cfg)
-    d["hidden"] = list(d["hidden"])
-    return d
-
-
-# ---------------------------------------------------------------------- training
 def bootstrap_truncated(reward, terminated, truncated, final_value, gamma: float):
     """``reward + gamma * V(final obs)`` where an episode was cut by the time limit (truncated
     and not terminated): the return would have continued. Terminated episodes get nothing.

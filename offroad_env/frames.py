@@ -1,0 +1,37 @@
+"""The simulation frame: where the simulator places its origin for a map (the map centre, and a
+multiple of 64 m in z), and the map moved there. The state and the ground contact live in this
+frame; the Gymnasium seams convert to and from world coordinates (float64)."""
+
+from __future__ import annotations
+
+import torch
+
+from terrain import HeightMap
+
+__all__ = ["Z_ORIGIN_STEP", "local_origin", "localize"]
+
+
+#: the z origin of the simulation frame is a multiple of this [m] (so maps within +-32 m of
+#: z = 0, all the built-in ones, simulate at their own heights, bit for bit as before)
+Z_ORIGIN_STEP = 64.0
+
+
+def local_origin(maps: HeightMap) -> tuple[float, float, float]:
+    """The world point ``(x, y, z)`` [m] at which the simulation frame is placed for ``maps``:
+    the grid centre, and the multiple of :data:`Z_ORIGIN_STEP` nearest the middle of the finite
+    world heights. A float32 env at UTM coordinates (x ~ 5e5 m, one ulp 3 cm) would move its
+    vehicles in steps of centimetres and difference its IMU from them; in the local frame its
+    numbers are as small as on a map at the origin."""
+    cx, cy = maps.center
+    h = maps.world_heights()
+    finite = h[torch.isfinite(h)]
+    mid = 0.0 if finite.numel() == 0 else 0.5 * (float(finite.min()) + float(finite.max()))
+    return (cx, cy, Z_ORIGIN_STEP * round(mid / Z_ORIGIN_STEP))
+
+
+def localize(maps: HeightMap, origin, device, dtype) -> HeightMap:
+    """``maps`` moved into the simulation frame at ``origin`` (before the dtype cast)."""
+    ox, oy, oz = origin
+    if ox or oy or oz:
+        maps = maps.translated(-ox, -oy, -oz)
+    return maps.to(device=device, dtype=dtype)
