@@ -27,7 +27,6 @@ are never used as metres.
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 

@@ -325,7 +325,6 @@ def test_rank_seeds_never_collide():
 
 def _grad_rank(rank, world, port, data, out):
     import os
-    import torch.distributed as tdist
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
                       WORLD_SIZE=str(world), LOCAL_RANK=str(rank))
     from train.agent import Agent
