@@ -19,6 +19,10 @@ def test_the_shipped_suite_is_the_issues_thousand_tasks():
     assert spec.families == ("slopes", "ditches", "boulders", "steps", "rough")
     with pytest.raises(ValueError, match="unknown suite"):
         load_suite("no-such-suite")
+    with pytest.raises(ValueError, match="pairs must be an int >= 1, got 0"):
+        replace(spec, pairs=0)
+    with pytest.raises(ValueError, match="goal_distance"):
+        replace(spec, goal_distance=(12.0, 8.0))
 
 
 def test_tasks_are_deterministic_in_the_map_and_facing_their_goals():

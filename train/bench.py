@@ -89,6 +89,20 @@ class SuiteSpec:
     seed: int = 0
     description: str = field(default="", compare=False)
 
+    def __post_init__(self):
+        for name in ("num_levels", "worlds", "pairs"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ValueError(f"suite {self.name}: {name} must be an int >= 1, got {v!r}")
+        for name in ("time_limit_s", "margin", "max_start_slope_deg"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+                raise ValueError(f"suite {self.name}: {name} must be a number > 0, got {v!r}")
+        lo, hi = (tuple(self.goal_distance) + (None, None))[:2]
+        if len(tuple(self.goal_distance)) != 2 or not (0 < lo <= hi):
+            raise ValueError(f"suite {self.name}: goal_distance must be (min, max) with "
+                             f"0 < min <= max, got {self.goal_distance!r}")
+
     @property
     def levels(self) -> terrain_pkg.LevelsConfig:
         fam = family_config(self.vehicle, size=tuple(self.size),
