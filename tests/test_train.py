@@ -2,13 +2,15 @@
 clearly, evaluation of the baselines, and (slow) learning on OffroadNav-v0."""
 
 import csv
+import dataclasses
 import json
 
 import pytest
 import torch
 
-from train import evaluate as ev
+from offroad_env import make_config
 from train import envconfig, ppo
+from train import evaluate as ev
 
 
 def _smoke_cfg(out, **kw):
@@ -268,7 +270,14 @@ def test_the_environment_is_configured_from_the_command_line_and_read_back(tmp_p
     assert spec["task"] == {"goal_distance": [3.0, 6.0]} and spec["reward"] == {"tilt": -0.5}
     assert spec["terrain"] == str(tmp_path / "map.npy")
     kw = envconfig.env_kwargs("offroad_env/OffroadNav-v0", spec)
-    assert kw["heightmap"].shape == heights.shape and kw["task"].weights.tilt == -0.5
+    assert kw["heightmap"].shape == heights.shape and kw["config"].task.weights.tilt == -0.5
+    # a task or reward option keeps the rest of the id's config: the traverse task keeps its
+    # terrain levels, height scan and tip rule (a bare TaskConfig would have made it "nav")
+    trav = envconfig.env_kwargs("offroad_env/OffroadTraverse-v0",
+                                {"reward": {"stability": -0.25, "time": -0.5}})
+    ref = make_config("traverse")
+    assert trav["config"] == dataclasses.replace(ref, task=dataclasses.replace(
+        ref.task, weights=dataclasses.replace(ref.task.weights, stability=-0.25, time=-0.5)))
     # evaluate rebuilds the same env (the layout check would fail otherwise)
     assert evaluate.main([str(out / "checkpoint.pt"), "--episodes", "4",
                           "--max-episode-steps", "20", "--out", str(tmp_path / "ev")]) == 0

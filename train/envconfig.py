@@ -116,7 +116,8 @@ def _typed(cls, opts: dict) -> dict:
 
 def env_kwargs(env_id: str, spec: dict | None) -> dict:
     """``gymnasium.make_vec`` keyword arguments of an ``env`` spec (:func:`env_spec_from_args`)
-    on ``env_id``: SimConfig fields, a ``task`` built on the id's own task config, and
+    on ``env_id``: SimConfig fields, the id's own ``config`` with its task replaced (where task
+    or reward options are given), and
     ``terrain`` (a generator config) or ``heightmap`` (a loaded map file)."""
     spec = dict(spec or {})
     kw = dict(spec.get("sim", {}))
@@ -125,12 +126,13 @@ def env_kwargs(env_id: str, spec: dict | None) -> dict:
     task_over = dict(spec.get("task", {}))
     reward = spec.get("reward", {})
     if task_over or reward:
-        base = make_config(ENV_IDS[env_id], **{k: v for k, v in kw.items()
-                                                if k == "vehicle"}).task
+        # the id's whole config with the task field replaced: a TaskConfig given as ``task=``
+        # would pick the defaults of its kind ("nav") and drop the id's terrain and observations
+        base = make_config(ENV_IDS[env_id], **{k: v for k, v in kw.items() if k == "vehicle"})
         if "goal_distance" in task_over:
             task_over["goal_distance"] = tuple(task_over["goal_distance"])
-        kw["task"] = dataclasses.replace(base, **task_over,
-                                         weights=dataclasses.replace(base.weights, **reward))
+        kw["config"] = dataclasses.replace(base, task=dataclasses.replace(
+            base.task, **task_over, weights=dataclasses.replace(base.task.weights, **reward)))
     name = spec.get("terrain")
     if name is not None:
         if name in terrain_pkg.GENERATORS:
