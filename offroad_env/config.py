@@ -316,7 +316,7 @@ def make_config(task: str | TaskConfig = "nav", config: SimConfig | None = None,
         base = SimConfig(
             terrain=traverse_terrain(overrides.get("vehicle", "husky")), ground="rigid_contact",
             task=TaskConfig(goal_distance=(8.0, 12.0), spawn_margin=2.0, tip_rule="force_angle",
-                            weights=RewardWeights(stability=-1.0)),
+                            weights=RewardWeights(stability=-0.25, time=-0.5)),
             height_scan=HeightScanConfig(size=(2.4, 1.6), resolution=0.2, forward_offset=0.8),
             obs_terms=("z_rel", "roll_pitch", "yaw_sincos", "body_velocity", "imu", "goal",
                        "prev_action", "stability"))

@@ -481,7 +481,7 @@ class Simulator:
             body_velocity=vel_b, command=st.command, roll=gc.roll,
             pitch=gc.pitch, gyro_s=st.gyro_s, action=a, prev_action=st.prev_action,
             kappa=drive.kappa, torque=drive.torque, wheel_omega=drive.wheel_omega,
-            tipped=tipped, margin=st.margin)
+            tipped=tipped, margin=st.margin, dt=cfg.dt)
         terms = tasks.reward_terms(q)
         reward = tasks.weighted_reward(terms, cfg.task.weights)
         info = {f"reward/{name}": value for name, value in terms.items()}

@@ -67,6 +67,8 @@ class RewardWeights:
         tip_over: 1 on the step the vehicle tips over.
         stability: ``max(0, STABILITY_REF - margin)`` [rad], how far the force-angle stability
             margin (:mod:`offroad_env.stability`) is below :data:`STABILITY_REF` (20 deg).
+        time: the step's duration ``dt`` [s]; a negative weight is a cost per second, which makes
+            standing still or circling short of the goal cost something.
     """
 
     progress: float = 1.0
@@ -79,6 +81,7 @@ class RewardWeights:
     energy: float = -1e-4
     tip_over: float = -10.0
     stability: float = 0.0
+    time: float = 0.0
 
     def __post_init__(self):
         for f in fields(self):
@@ -182,6 +185,7 @@ class StepQuantities(NamedTuple):
             (kinematic models: no energy).
         tipped: ``(N,)`` bool, the vehicle tipped over.
         margin: ``(N,)`` force-angle stability margin [rad] (zeros where not computed).
+        dt: the control step [s].
     """
 
     distance: torch.Tensor
@@ -200,6 +204,7 @@ class StepQuantities(NamedTuple):
     wheel_omega: torch.Tensor | None
     tipped: torch.Tensor
     margin: torch.Tensor
+    dt: float
 
 
 def _zeros(q: StepQuantities) -> torch.Tensor:
@@ -219,6 +224,7 @@ REWARD_TERMS = {
     "energy": lambda q: _zeros(q) if q.torque is None else energy(q.torque, q.wheel_omega),
     "tip_over": lambda q: tip_over(q.tipped, q.distance.dtype),
     "stability": lambda q: stability_shortfall(q.margin),
+    "time": lambda q: torch.full_like(q.distance, q.dt),
 }
 
 

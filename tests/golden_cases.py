@@ -2,7 +2,8 @@
 
 A refactor that changes nothing must leave these unchanged. A change of the physics on purpose
 re-records them (``python tests/golden_cases.py``) in the same commit, and its message says why;
-``--missing`` records only cases the file lacks (a new env id).
+``--missing`` records only cases the file lacks (a new env id); ``--case NAME`` re-records that
+case alone (a change meant to alter it; the commit says why).
 
 Each case is a vector env of ``N_ENVS`` sub-environments driven for ``STEPS`` steps by actions
 drawn from a fixed numpy stream (forward drive in [0.2, 1.2] and a steering random walk, both
@@ -117,13 +118,17 @@ def rollout(name: str) -> dict[str, np.ndarray]:
     return {k: np.stack(v) for k, v in out.items()}
 
 
-def record(path: Path = FILE, missing_only: bool = False) -> None:
+def record(path: Path = FILE, missing_only: bool = False, cases: tuple = ()) -> None:
     """Record every case, or (``missing_only``, ``--missing``) only the cases the file lacks
-    (a new env id or case), keeping the others' records as they are."""
+    (a new env id or case), or only ``cases`` (``--case NAME``), keeping the others' records
+    as they are."""
+    unknown = [c for c in cases if c not in CASES]
+    if unknown:
+        raise SystemExit(f"unknown case(s) {unknown}; cases: {list(CASES)}")
     arrays = {}
-    if missing_only and path.exists():
+    if (missing_only or cases) and path.exists():
         with np.load(path) as f:
-            arrays = {k: f[k] for k in f.files}
+            arrays = {k: f[k] for k in f.files if k.rsplit("/", 1)[0] not in cases}
     done = {k.rsplit("/", 1)[0] for k in arrays}
     todo = [c for c in CASES if c not in done]
     for case in todo:
@@ -136,4 +141,6 @@ def record(path: Path = FILE, missing_only: bool = False) -> None:
 
 if __name__ == "__main__":
     import sys
-    record(missing_only="--missing" in sys.argv[1:])
+    args = sys.argv[1:]
+    record(missing_only="--missing" in args,
+           cases=tuple(args[i + 1] for i, a in enumerate(args) if a == "--case"))
