@@ -6,7 +6,9 @@ the same map, bit for bit. Coordinates inside a generator are metres relative to
 centre, ``x in [-size_x / 2, size_x / 2]``; row ``iy`` grows with y (the project's convention).
 
 :func:`generate` dispatches on the config type, and :func:`make_heightmap` wraps the result in a
-:class:`~terrain.HeightMap` centred at (0, 0).
+:class:`~terrain.HeightMap` centred at (0, 0). The grid (:class:`TerrainConfig`, :func:`grid_xy`)
+lives in :mod:`terrain.grid` and the seed's peaks terrain in :mod:`terrain.peaks`; both are
+re-exported here.
 """
 
 from __future__ import annotations
@@ -17,76 +19,14 @@ from typing import Callable
 
 import numpy as np
 
+from .grid import TerrainConfig, _check_range, grid_xy
+from .peaks import PeaksConfig, gaussian_smooth, matlab_gaussian, peaks, peaks_terrain
+
 __all__ = [
     "TerrainConfig", "FlatConfig", "PlaneConfig", "PeaksConfig", "PerlinConfig", "BumpsConfig",
     "RocksConfig", "StepsConfig", "HolesConfig", "SumConfig", "GENERATORS", "generate",
     "make_heightmap", "grid_xy", "peaks", "perlin_fbm", "gaussian_smooth", "matlab_gaussian",
 ]
-
-#: the most samples a generated map may have (the file loaders' DEFAULT_MAX_PIXELS)
-MAX_SAMPLES = 64 * 1024 * 1024
-
-
-def _check_pair(value, name, positive=True):
-    if len(value) != 2:
-        raise ValueError(f"{name} must be a pair (x, y), got {value!r}")
-    for v in value:
-        if not math.isfinite(v) or (positive and v <= 0):
-            raise ValueError(f"{name} must be finite{' and > 0' if positive else ''}, "
-                             f"got {value!r}")
-
-
-def _check_range(value, name, low=-math.inf, strict_low=False):
-    lo, hi = value
-    if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
-        raise ValueError(f"{name} must be a finite (min, max) with min <= max, got {value!r}")
-    if lo < low or (strict_low and lo <= low):
-        raise ValueError(f"{name} must be {'>' if strict_low else '>='} {low}, got {value!r}")
-
-
-@dataclass(frozen=True, kw_only=True)
-class TerrainConfig:
-    """Grid of every generator.
-
-    Attributes:
-        size: ``(size_x, size_y)`` extent [m]; the sample count is ``round(size / res) + 1``.
-        resolution: ``(res_x, res_y)`` sample spacing [m].
-    """
-
-    size: tuple[float, float] = (40.0, 40.0)
-    resolution: tuple[float, float] = (0.2, 0.2)
-
-    def __post_init__(self):
-        for name in ("size", "resolution"):
-            value = getattr(self, name)
-            if isinstance(value, (int, float)):
-                object.__setattr__(self, name, (float(value), float(value)))
-            else:
-                object.__setattr__(self, name, tuple(float(v) for v in value))
-        _check_pair(self.size, "size")
-        _check_pair(self.resolution, "resolution")
-        nx, ny = self.samples
-        if nx < 2 or ny < 2:
-            raise ValueError(f"size {self.size} at resolution {self.resolution} gives {nx} x {ny} "
-                             "samples; at least 2 per axis are needed")
-        if nx * ny > MAX_SAMPLES:
-            raise ValueError(f"size {self.size} at resolution {self.resolution} gives {nx} x {ny} "
-                             f"samples; at most {MAX_SAMPLES:,} are generated (the file loaders' "
-                             "limit): use a coarser resolution or a smaller size")
-
-    @property
-    def samples(self) -> tuple[int, int]:
-        """``(nx, ny)``."""
-        return (int(round(self.size[0] / self.resolution[0])) + 1,
-                int(round(self.size[1] / self.resolution[1])) + 1)
-
-
-def grid_xy(cfg: TerrainConfig) -> tuple[np.ndarray, np.ndarray]:
-    """``(X, Y)``, each ``(ny, nx)`` [m], sample coordinates relative to the grid centre."""
-    nx, ny = cfg.samples
-    x = (np.arange(nx) - 0.5 * (nx - 1)) * cfg.resolution[0]
-    y = (np.arange(ny) - 0.5 * (ny - 1)) * cfg.resolution[1]
-    return np.meshgrid(x, y, indexing="xy")
 
 
 # ------------------------------------------------------------------------------- flat, plane
@@ -115,82 +55,6 @@ def plane(cfg: PlaneConfig, rng: np.random.Generator) -> np.ndarray:
     x, y = grid_xy(cfg)
     return cfg.slope_x * x + cfg.slope_y * y + cfg.height
 
-
-# ------------------------------------------------------------------------------- peaks
-def peaks(u: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """MATLAB's ``peaks(u, v)``:
-    ``3 (1-u)^2 e^{-u^2-(v+1)^2} - 10 (u/5 - u^3 - v^5) e^{-u^2-v^2} - e^{-(u+1)^2-v^2} / 3``.
-    """
-    return (3 * (1 - u) ** 2 * np.exp(-u ** 2 - (v + 1) ** 2)
-            - 10 * (u / 5 - u ** 3 - v ** 5) * np.exp(-u ** 2 - v ** 2)
-            - np.exp(-(u + 1) ** 2 - v ** 2) / 3)
-
-
-def gaussian_smooth(h: np.ndarray, sigma_px: float) -> np.ndarray:
-    """Separable Gaussian blur with standard deviation ``sigma_px`` samples; edges replicated."""
-    if sigma_px <= 0:
-        return h.copy()
-    r = max(1, int(math.ceil(3 * sigma_px)))
-    k = np.exp(-0.5 * (np.arange(-r, r + 1) / sigma_px) ** 2)
-    k /= k.sum()
-    p = np.pad(h, r, mode="edge")
-    p = np.apply_along_axis(lambda a: np.convolve(a, k, mode="valid"), 1, p)
-    return np.apply_along_axis(lambda a: np.convolve(a, k, mode="valid"), 0, p)
-
-
-def matlab_gaussian(h: np.ndarray, sigma_px: float) -> np.ndarray:
-    """MATLAB's ``imgaussfilt(h, sigma_px)``: a normalized Gaussian kernel of
-    ``2 ceil(2 sigma) + 1`` taps per axis, separable, edges replicated."""
-    if sigma_px <= 0:
-        return h.copy()
-    r = int(math.ceil(2 * sigma_px))
-    k = np.exp(-0.5 * (np.arange(-r, r + 1) / sigma_px) ** 2)
-    k /= k.sum()
-    p = np.pad(h, r, mode="edge")
-    p = np.apply_along_axis(lambda a: np.convolve(a, k, mode="valid"), 1, p)
-    return np.apply_along_axis(lambda a: np.convolve(a, k, mode="valid"), 0, p)
-
-
-@dataclass(frozen=True, kw_only=True)
-class PeaksConfig(TerrainConfig):
-    """MATLAB ``peaks`` stretched over the grid (``u, v`` in [-3, 3]), smoothed by MATLAB's
-    ``imgaussfilt`` (``smoothing_px`` samples), then multiplied by ``scale`` or, with
-    ``scale=None``, mapped linearly onto ``height_range``.
-
-    The defaults are the four-wheel seed's example terrain, exactly: ``peaks(201)`` smoothed by
-    ``imgaussfilt(., 3)`` (13 taps, replicate padding) and multiplied by 0.4, over 40 x 40 m at
-    0.20 m (201 x 201, first sample at (-20, -20)): heights -2.5561 ... 3.1776 m.
-
-    Attributes:
-        smoothing_px: Gaussian sigma [samples] (0: none).
-        scale: factor on the smoothed peaks [m]; None: map onto ``height_range`` instead.
-        height_range: ``(z_min, z_max)`` of the result when ``scale`` is None [m].
-    """
-
-    smoothing_px: float = 3.0
-    scale: float | None = 0.4
-    height_range: tuple[float, float] = (-2.56, 3.18)
-
-    def __post_init__(self):
-        super().__post_init__()
-        _check_range(self.height_range, "height_range")
-        if not math.isfinite(self.smoothing_px) or self.smoothing_px < 0:
-            raise ValueError(f"smoothing_px must be finite and >= 0, got {self.smoothing_px}")
-        if self.scale is not None and not (isinstance(self.scale, (int, float))
-                                           and math.isfinite(self.scale)):
-            raise ValueError(f"scale must be a finite number or None, got {self.scale!r}")
-
-
-def peaks_terrain(cfg: PeaksConfig, rng: np.random.Generator) -> np.ndarray:
-    x, y = grid_xy(cfg)
-    u = x / (0.5 * cfg.size[0]) * 3.0
-    v = y / (0.5 * cfg.size[1]) * 3.0
-    z = matlab_gaussian(peaks(u, v), cfg.smoothing_px)
-    if cfg.scale is not None:
-        return z * float(cfg.scale)
-    lo, hi = cfg.height_range
-    zmin, zmax = z.min(), z.max()
-    return lo + (z - zmin) * ((hi - lo) / (zmax - zmin))
 
 
 # ------------------------------------------------------------------------------- Perlin fBm
