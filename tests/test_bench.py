@@ -82,3 +82,29 @@ def test_the_full_suite_separates_careless_driving_on_the_upper_levels():
         assert fams[fam]["9"]["tip_over_rate"] >= 0.2, fam
     assert all(fams[f][str(lv)]["tip_over_rate"] == 0.0 for f in fams for lv in range(3))
     assert res["overall"]["episodes"] == 1000
+
+
+def test_evaluate_runs_a_checkpoint_on_a_suite_named_by_policy(tmp_path, capsys):
+    # the command: offroad-env evaluate --suite SUITE --policy CKPT|random|heuristic
+    # (an untrained network saved as train.ppo saves it, on the suite env's layout)
+    from train import evaluate
+    from train.agent import Agent
+    from train.checkpoint import obs_layout, save_checkpoint
+    from train.ppo import PPOConfig
+    spec = tmp_path / "tiny.json"
+    d = {k: list(v) if isinstance(v, tuple) else v for k, v in TINY.__dict__.items()}
+    spec.write_text(json.dumps(d))
+    env = bench._env(TINY, 1)
+    cfg = PPOConfig(env_id="offroad_env/OffroadTraverse-v0", hidden=(8,))
+    agent = Agent(env.single_observation_space.shape[0], 2, cfg.hidden, cfg.init_log_std)
+    (tmp_path / "run").mkdir()
+    ckpt = tmp_path / "run" / "checkpoint.pt"
+    save_checkpoint(ckpt, agent, None, cfg, obs_layout(env), 0, 0)
+    env.close()
+    out = tmp_path / "ev"
+    assert evaluate.main(["--suite", str(spec), "--policy", str(ckpt), "--out", str(out)]) == 0
+    res = json.loads((out / "bench.json").read_text())
+    assert set(res) == {"run"} and res["run"]["overall"]["episodes"] == TINY.num_tasks
+    assert evaluate.main(["--suite", str(spec), "--policy", "no/such.pt", "--out",
+                          str(tmp_path / "e2")]) == 2
+    assert "neither a checkpoint file nor one of" in capsys.readouterr().err

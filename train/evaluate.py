@@ -195,8 +195,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m train.evaluate",
                                 description=__doc__.split("\n")[0])
     p.add_argument("checkpoint", nargs="?", default=None, help="a train.ppo checkpoint")
-    p.add_argument("--policy", choices=POLICIES + ("careful",), default=None,
-                   help="default: checkpoint if one is given (careful: with --suite only)")
+    p.add_argument("--policy", default=None, metavar="CKPT|" + "|".join(POLICIES[1:] + (
+                   "careful",)),
+                   help="a checkpoint file or a baseline (default: the checkpoint if one is "
+                        "given; careful: with --suite only)")
     p.add_argument("--suite", default=None,
                    help="run an evaluation suite instead (e.g. offroad-bench-v0; see "
                         "train/bench.py); --baselines adds random, heuristic and careful")
@@ -223,7 +225,16 @@ def main(argv=None) -> int:
 
 
 def _main(args) -> int:
-    policy = args.policy or ("checkpoint" if args.checkpoint else None)
+    policy = args.policy
+    if policy is not None and policy not in POLICIES + ("careful",):
+        if not Path(policy).is_file():
+            raise ValueError(f"--policy {policy!r} is neither a checkpoint file nor one of "
+                             f"{POLICIES[1:] + ('careful',)}")
+        if args.checkpoint and args.checkpoint != policy:
+            raise ValueError(f"two checkpoints given: {args.checkpoint!r} and --policy "
+                             f"{policy!r}")
+        args.checkpoint, policy = policy, "checkpoint"
+    policy = policy or ("checkpoint" if args.checkpoint else None)
     if args.suite is not None:
         from . import bench
         if policy is None:
