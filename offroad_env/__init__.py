@@ -61,4 +61,7 @@ for _id, _task in ENV_IDS.items():
     if _id not in gym.registry:
         gym.register(id=_id, entry_point="offroad_env.env:OffroadEnv",
                      vector_entry_point="offroad_env.vector_env:OffroadVectorEnv",
-                     max_episode_steps=EPISODE_STEPS.get(_task, 500), kwargs={"task": _task})
+                     max_episode_steps=EPISODE_STEPS.get(_task, 500),
+                     # base_task: a TaskConfig passed as task= replaces the task of this id's
+                     # config, not the whole config (make_config)
+                     kwargs={"task": _task, "base_task": _task})

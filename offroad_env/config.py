@@ -279,8 +279,8 @@ def traverse_terrain(vehicle: str = "husky", worlds: int = 2) -> terrain_pkg.Lev
                                                          resolution=(0.1, 0.1)), worlds=worlds)
 
 
-def make_config(task: str | TaskConfig = "nav", config: SimConfig | None = None,
-                **overrides) -> SimConfig:
+def make_config(task: str | TaskConfig = "nav", config: SimConfig | None = None, *,
+                base_task: str | None = None, **overrides) -> SimConfig:
     """The :class:`SimConfig` of a task, with fields overridden by keyword.
 
     ``task="nav"``: reach a goal (observations include the goal in the body frame; reward:
@@ -294,14 +294,25 @@ def make_config(task: str | TaskConfig = "nav", config: SimConfig | None = None,
     ``config``: start from this config instead of the task's default. ``terrain=`` may also be
     a map file path, a generator name, a :class:`terrain.HeightMap`, or ``(heights (ny, nx)
     array, resolution)``. A :class:`TaskConfig`
-    as ``task`` overrides the config's ``task`` field (its ``kind`` picks the defaults).
+    as ``task`` overrides the config's ``task`` field; the rest of the config is that of the
+    named ``base_task`` (the registered ids set it to their own task, so that
+    ``gym.make("offroad_env/OffroadTraverse-v0", task=TaskConfig(...))`` keeps the traverse
+    terrain and observations), or of the TaskConfig's ``kind`` where none is named.
     """
     if config is not None and not isinstance(config, SimConfig):
         raise ValueError(f"config must be a SimConfig, got {config!r}; name a task with task="
                          f"{TASKS}")
+    if base_task is not None and base_task not in TASKS:
+        raise ValueError(f"unknown base_task {base_task!r}; known: {TASKS}")
     if isinstance(task, TaskConfig):  # a TaskConfig given as the ``task`` field override
         overrides["task"] = task
-        task = task.kind
+        if base_task is not None:
+            kind = make_config(base_task).task.kind
+            if task.kind != kind:
+                raise ValueError(f"a TaskConfig of kind {task.kind!r} cannot replace the task of "
+                                 f"{base_task!r} (kind {kind!r}); pass task={task.kind!r} or a "
+                                 f"TaskConfig of kind {kind!r}")
+        task = base_task or task.kind
     if config is not None:
         base = config
     elif task == "nav":

@@ -602,3 +602,28 @@ def test_terrain_may_be_a_heightmap_or_an_array_with_its_resolution():
     assert a.terrain.shape == b.terrain.shape == h.shape and a.terrain.resolution == (0.2, 0.2)
     with pytest.raises(ValueError, match="heightmap must be a terrain.HeightMap"):
         OffroadVectorEnv(num_envs=2, heightmap=h)  # the array alone: its spacing is unknown
+
+
+def test_a_task_config_passed_to_a_registered_id_replaces_only_its_task():
+    # gym.make(id, task=TaskConfig(...)) keeps the id's terrain, observations and tip rule
+    # (the registry names the id's own task as base_task); a TaskConfig of another kind is an
+    # error, not a silently different task
+    import dataclasses
+    from offroad_env import TaskConfig, make_config
+    for env_id, name in offroad_env.ENV_IDS.items():
+        assert gym.spec(env_id).kwargs == {"task": name, "base_task": name}
+    ref = make_config("traverse")
+    new_task = dataclasses.replace(ref.task, goal_radius=1.0)
+    cfg = make_config(new_task, base_task="traverse")
+    assert cfg == dataclasses.replace(ref, task=new_task)
+    assert make_config(TaskConfig(goal_radius=1.0)).terrain == make_config("nav").terrain
+    with pytest.raises(ValueError, match="kind 'velocity' cannot replace the task of 'traverse'"):
+        make_config(TaskConfig(kind="velocity"), base_task="traverse")
+    with pytest.raises(ValueError, match="unknown base_task"):
+        make_config("nav", base_task="climb")
+    env = gym.make("offroad_env/OffroadNavRough-v0", task=TaskConfig(goal_radius=0.8),
+                   num_maps=1, disable_env_checker=True)
+    base = env.unwrapped.config
+    assert base.task.goal_radius == 0.8 and base.terrain == make_config("nav_rough").terrain
+    assert base.height_scan == make_config("nav_rough").height_scan
+    env.close()
