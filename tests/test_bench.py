@@ -105,6 +105,14 @@ def test_evaluate_runs_a_checkpoint_on_a_suite_named_by_policy(tmp_path, capsys)
     assert evaluate.main(["--suite", str(spec), "--policy", str(ckpt), "--out", str(out)]) == 0
     res = json.loads((out / "bench.json").read_text())
     assert set(res) == {"run"} and res["run"]["overall"]["episodes"] == TINY.num_tasks
+    # LABEL=PATH names a checkpoint in the table; two of the same name are an error
+    assert bench.main(["--suite", str(spec), "--policy", f"PPO tiny={ckpt}", "heuristic",
+                       "--out", str(tmp_path / "lab")]) == 0
+    assert set(json.loads((tmp_path / "lab" / "bench.json").read_text())) == {"PPO tiny",
+                                                                             "heuristic"}
+    assert "| family | PPO tiny: success" in (tmp_path / "lab" / "bench.md").read_text()
+    assert bench.main(["--suite", str(spec), "--policy", str(ckpt), str(ckpt), "--out",
+                       str(tmp_path / "dup")]) == 2
     assert evaluate.main(["--suite", str(spec), "--policy", "no/such.pt", "--out",
                           str(tmp_path / "e2")]) == 2
     assert "neither a checkpoint file nor one of" in capsys.readouterr().err

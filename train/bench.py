@@ -392,8 +392,9 @@ def plot_levels(results: dict[str, dict], path: Path) -> None:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m train.bench", description=__doc__.split("\n")[0])
     p.add_argument("--suite", default="offroad-bench-v0", help="a suite name or JSON spec")
-    p.add_argument("--policy", nargs="+", required=True,
-                   help=f"one or more of {POLICIES} or checkpoint paths")
+    p.add_argument("--policy", nargs="+", required=True, metavar="POLICY",
+                   help=f"one or more of {POLICIES} or checkpoint paths; LABEL=PATH names a "
+                        "checkpoint in the table and plot (default: its folder's name)")
     p.add_argument("--out", default=None, help="output folder (default runs/bench/<suite>)")
     p.add_argument("--device", default="cpu")
     p.add_argument("--force", action="store_true", help="overwrite existing outputs")
@@ -424,8 +425,14 @@ def main(argv=None) -> int:
             for f in files:
                 if (out / f).exists():
                     raise FileExistsError(f"{out / f} exists; pass --force to overwrite it")
-        pols = {Path(p).parent.name if p not in POLICIES else p: _policy(p, args.device)
-                for p in args.policy}
+        pols = {}
+        for p in args.policy:
+            label, sep, path = p.rpartition("=")
+            if not sep or p in POLICIES or Path(p).is_file():
+                label, path = (p if p in POLICIES else Path(p).parent.name), p
+            if label in pols:
+                raise ValueError(f"two policies are labelled {label!r}; name them LABEL=PATH")
+            pols[label] = _policy(path, args.device)
         results = {name: run_suite(spec, pol, args.device) for name, pol in pols.items()}
         out.mkdir(parents=True, exist_ok=True)
     except (ValueError, FileExistsError, OSError) as exc:
