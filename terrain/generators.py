@@ -56,7 +56,6 @@ def plane(cfg: PlaneConfig, rng: np.random.Generator) -> np.ndarray:
     return cfg.slope_x * x + cfg.slope_y * y + cfg.height
 
 
-
 # ------------------------------------------------------------------------------- Perlin fBm
 def _fade(t):
     return t * t * t * (t * (t * 6 - 15) + 10)

@@ -23,16 +23,22 @@ def peaks(u: np.ndarray, v: np.ndarray) -> np.ndarray:
             - np.exp(-(u + 1) ** 2 - v ** 2) / 3)
 
 
-def gaussian_smooth(h: np.ndarray, sigma_px: float) -> np.ndarray:
-    """Separable Gaussian blur with standard deviation ``sigma_px`` samples; edges replicated."""
-    if sigma_px <= 0:
-        return h.copy()
-    r = max(1, int(math.ceil(3 * sigma_px)))
+def _separable_gaussian(h: np.ndarray, sigma_px: float, r: int) -> np.ndarray:
+    """A normalized Gaussian of ``2 r + 1`` taps (std ``sigma_px`` samples) along both axes,
+    edges replicated."""
     k = np.exp(-0.5 * (np.arange(-r, r + 1) / sigma_px) ** 2)
     k /= k.sum()
     p = np.pad(h, r, mode="edge")
     p = np.apply_along_axis(lambda a: np.convolve(a, k, mode="valid"), 1, p)
     return np.apply_along_axis(lambda a: np.convolve(a, k, mode="valid"), 0, p)
+
+
+def gaussian_smooth(h: np.ndarray, sigma_px: float) -> np.ndarray:
+    """Separable Gaussian blur with standard deviation ``sigma_px`` samples (``3 sigma`` taps
+    each side); edges replicated."""
+    if sigma_px <= 0:
+        return h.copy()
+    return _separable_gaussian(h, sigma_px, max(1, int(math.ceil(3 * sigma_px))))
 
 
 def matlab_gaussian(h: np.ndarray, sigma_px: float) -> np.ndarray:
@@ -40,12 +46,7 @@ def matlab_gaussian(h: np.ndarray, sigma_px: float) -> np.ndarray:
     ``2 ceil(2 sigma) + 1`` taps per axis, separable, edges replicated."""
     if sigma_px <= 0:
         return h.copy()
-    r = int(math.ceil(2 * sigma_px))
-    k = np.exp(-0.5 * (np.arange(-r, r + 1) / sigma_px) ** 2)
-    k /= k.sum()
-    p = np.pad(h, r, mode="edge")
-    p = np.apply_along_axis(lambda a: np.convolve(a, k, mode="valid"), 1, p)
-    return np.apply_along_axis(lambda a: np.convolve(a, k, mode="valid"), 0, p)
+    return _separable_gaussian(h, sigma_px, int(math.ceil(2 * sigma_px)))
 
 
 @dataclass(frozen=True, kw_only=True)
