@@ -14,7 +14,11 @@ time limit) and restart inside the run.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+# the kernels the records were made with (tests/conftest.py says why); before torch loads
+os.environ.setdefault("ATEN_CPU_CAPABILITY", "avx2")
 
 import gymnasium as gym
 import numpy as np
