@@ -25,11 +25,11 @@ import torch
 
 from .config import HeightScanConfig, ImuConfig, SimConfig, TaskConfig, make_config
 from .env import OffroadEnv
-from .ground import GroundContact, four_wheel, place, rigid_contact
+from .physics.ground import GroundContact, four_wheel, place, rigid_contact
+from .physics.vehicle import Vehicle, eight_wheel_rover, husky, preset, rc_truck, six_wheel_rover
 from .sim import Simulator
 from .tasks import EndReason
 from .vector_env import OffroadVectorEnv
-from .vehicle import Vehicle, eight_wheel_rover, husky, preset, rc_truck, six_wheel_rover
 
 __version__ = "0.1.0"
 

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import torch
 
-from .dynamics import (SkidSteerState, ackermann_step, side_targets, skid_steer_step,
+from .physics.dynamics import (SkidSteerState, ackermann_step, side_targets, skid_steer_step,
                        unicycle_step)
 
 __all__ = ["Drive", "ACTUATORS", "DYNAMICS", "body_velocity", "check_action"]

@@ -17,8 +17,8 @@ import numpy as np
 import terrain
 
 from .plots import pyplot
-from .rotations import rot_zyx
-from .vehicle import Vehicle
+from .physics.rotations import rot_zyx
+from .physics.vehicle import Vehicle
 
 __all__ = ["animate_drive", "vehicle_polygons"]
 

@@ -11,9 +11,9 @@ import torch
 from terrain import HeightMap
 
 from . import rng as rngmod
-from .ground import GroundContact
+from .physics.ground import GroundContact
 from .tasks import REWARD_TERMS, EndReason
-from .vehicle import Vehicle
+from .physics.vehicle import Vehicle
 
 __all__ = ["time_limit", "StateView", "SimulatorSeams"]
 

@@ -26,7 +26,7 @@ import terrain
 from terrain.generators import GENERATORS, TerrainConfig, config_fields
 
 from .config import DYNAMICS, GROUND_METHODS
-from .vehicle import PRESETS
+from .physics.vehicle import PRESETS
 
 
 class CliError(Exception):

@@ -15,12 +15,12 @@ from terrain import HeightMap
 
 from . import tasks
 from .actuation import DYNAMICS
-from .constants import GRAVITY
-from .dynamics import INTEGRATORS, AckermannParams, SkidSteerParams
-from .ground import METHODS as GROUND_METHODS
+from .physics.constants import GRAVITY
+from .physics.dynamics import INTEGRATORS, AckermannParams, SkidSteerParams
+from .physics.ground import METHODS as GROUND_METHODS
 from .observations import TERM_NAMES as OBS_TERMS
 from .tasks import RewardWeights
-from .vehicle import preset
+from .physics.vehicle import preset
 
 __all__ = ["SimConfig", "TaskConfig", "ImuConfig", "HeightScanConfig", "make_config", "TASKS",
            "rough_terrain", "family_config", "traverse_terrain", "DYNAMICS", "GROUND_METHODS",

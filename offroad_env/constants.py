@@ -1,7 +1,5 @@
-"""Physical constants shared by every model. The simulator's gravity is ``SimConfig.gravity``,
-passed explicitly to each model; :data:`GRAVITY` is only the default of that field and of the
-pure functions' ``gravity`` arguments."""
+"""Moved to :mod:`offroad_env.physics.constants`; this path is kept for existing imports (the same
+module object)."""
+from ._moved import alias
 
-GRAVITY = 9.81  #: standard gravity [m/s^2], the default everywhere
-
-__all__ = ["GRAVITY"]
+alias(__name__, "offroad_env.physics.constants")

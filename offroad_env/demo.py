@@ -31,12 +31,12 @@ import torch
 
 import terrain
 
-from .dynamics import AckermannParams
+from .physics.dynamics import AckermannParams
 from .config import GROUND_METHODS, SimConfig
-from .ground import place
+from .physics.ground import place
 from .sim import Simulator
 from .tasks import EndReason
-from .vehicle import preset
+from .physics.vehicle import preset
 
 SEED_SUMMARY = {"duration_s": 30.0, "distance_m": 62.1547, "max_roll_deg": 25.582,
                 "max_pitch_deg": 23.542, "z_range_m": [-0.29073, 1.5317]}

@@ -8,7 +8,7 @@ import math
 
 import torch
 
-from .vehicle import Vehicle
+from .physics.vehicle import Vehicle
 
 __all__ = ["PARAMS", "nominal_params", "update_params"]
 

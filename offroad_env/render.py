@@ -9,7 +9,7 @@ import numpy as np
 
 from terrain import preview_image
 
-from .rotations import place_points
+from .physics.rotations import place_points
 
 __all__ = ["Renderer"]
 

@@ -14,8 +14,8 @@ import torch
 from terrain import HeightMap
 
 from . import rng as rngmod
-from .imu import angular_rate, specific_force
-from .rotations import matvec3, place_points
+from .physics.imu import angular_rate, specific_force
+from .physics.rotations import matvec3, place_points
 
 __all__ = ["ImuReading", "sensor_pose", "imu_at_rest", "imu_step", "height_scan"]
 

@@ -25,14 +25,14 @@ from . import tasks
 from .actuation import ACTUATORS, body_velocity, check_action
 from .config import SimConfig
 from .frames import local_origin, localize
-from .ground import GroundContact, place
+from .physics.ground import GroundContact, place
 from .observations import Observer
 from .params import nominal_params, update_params
 from .sensors import imu_at_rest, imu_step, sensor_pose
 from .spawn import MAX_REDRAWS, check_goal_range, spawn_with_redraws
-from .stability import body_acceleration, contact_margin, edge_table, filter_acceleration
+from .physics.stability import body_acceleration, contact_margin, edge_table, filter_acceleration
 from .state import SimState
-from .vehicle import VehicleBatch, preset
+from .physics.vehicle import VehicleBatch, preset
 
 __all__ = ["Simulator", "check_device"]
 

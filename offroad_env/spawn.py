@@ -10,8 +10,8 @@ import torch
 
 from terrain import HeightMap
 
-from .rotations import place_points
-from .vehicle import Vehicle
+from .physics.rotations import place_points
+from .physics.vehicle import Vehicle
 
 __all__ = ["Spawn", "SPAWN_DRAWS", "draw_spawn", "in_hole", "spawn_with_redraws", "free_area",
            "goal_fits", "check_goal_range"]

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import torch
 
-from .batch import merge, merge_rows
-from .ground import GroundContact
+from .physics.batch import merge, merge_rows
+from .physics.ground import GroundContact
 
 __all__ = ["SimState", "STREAM_FIELDS"]
 

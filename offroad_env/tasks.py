@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import torch
 
-from .vehicle import Vehicle
+from .physics.vehicle import Vehicle
 
 __all__ = ["RewardWeights", "StepQuantities", "REWARD_TERMS", "reward_terms", "weighted_reward",
            "progress_to_goal", "goal_reached", "velocity_tracking", "tilt_l2", "angular_rate_l2",

@@ -1,0 +1,185 @@
+"""Tip-over stability that depends on driving: the force-angle measure of Papadopoulos and Rey
+(1996, "A new measure of tipover stability margin for mobile manipulators", ICRA).
+
+For each edge of the support polygon (the convex hull of the wheels that carry load, at their
+contact points ``p_i``) the measure is the angle between the net force ``f`` acting at the centre
+of mass ``c`` and the edge's tip-over axis normal ``l`` (the perpendicular from ``c`` to the
+edge), both taken in the plane normal to the edge::
+
+    a = unit(p_j - p_i)                 the edge, oriented with the polygon on its left
+    l = (I - a a^T) (p_i - c)           CoM -> tip-over axis, normal to it
+    f = (I - a a^T) m (g - acc)         net force normal to the axis (gravity and inertia)
+    theta = atan2(-((f x l) . a), f . l)
+
+``theta`` is positive while ``f`` points inside the polygon and reaches 0 when it points along
+the tip-over axis normal: the vehicle starts to roll about that edge. The stability margin is
+the minimum over the edges. Closed forms (flat ground, a rectangle of half track ``t`` and CoM
+height ``h``): at rest the margin about a side edge is ``atan(t / h)``; a lateral acceleration
+``a_y`` leaves ``atan(t / h) - atan(a_y / g)``, 0 at ``a_y / g = t / h``; at rest on a side slope
+of angle ``beta`` it is ``atan(t / h) - beta``, 0 at ``tan(beta) = t / h`` (the static roll limit
+of :func:`offroad_env.tasks.static_tip_limits`).
+
+The acceleration comes from the dynamics: the body-frame velocity ``(v_x, v_y)`` and yaw rate
+``w`` of two steps give ``acc_b = (dv_x/dt - w v_y, dv_y/dt + w v_x, 0)`` (longitudinal and
+centripetal), turned into the world by the body's attitude. It is low-passed (first order, time
+constant :data:`ACCEL_TIME`) before it enters the measure: the kinematic models change speed
+within one step, which no drive train does, and a body needs a sustained force, not a one-step
+spike, to roll over (:func:`filter_acceleration`).
+
+Edges are found without a per-environment loop: every pair ``(i, j)`` of wheels is a candidate;
+it is an edge of the loaded wheels' hull where both carry load and no other loaded wheel lies
+strictly on its right (in the vehicle's plan view, which is fixed), and it is oriented so that
+they lie on its left. Fewer than three loaded wheels (a support line or point) give the measure
+of the line's pairs, which is negative unless the CoM is exactly over it.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import torch
+
+from .vehicle import Vehicle
+
+__all__ = ["EdgeTable", "edge_table", "force_angle_margin", "contact_margin",
+           "body_acceleration", "filter_acceleration", "LOAD_SHARE", "ACCEL_TIME", "ROCK_GAP"]
+
+#: a rigid rest's support polygon includes wheels within this many wheel radii of the ground:
+#: a rest on two diagonal wheels and a lightly loaded third rocks onto the fourth, which hangs
+#: 0.1-0.2 m up on rough ground (Husky), before the body could roll over
+ROCK_GAP = 2.0
+
+#: a wheel carries load where its normal force exceeds this share of an equal split of m g
+LOAD_SHARE = 1e-3
+
+
+class EdgeTable:
+    """The candidate support edges of a vehicle (one per wheel pair), for
+    :func:`force_angle_margin`.
+
+    Attributes:
+        i, j: ``(E,)`` int64 wheel indices of each pair.
+        right, left: ``(E, K)`` bool, wheel ``k`` lies strictly right / left of ``i -> j`` in
+            plan view (the rear-axle frame's xy).
+    """
+
+    def __init__(self, vehicle: Vehicle, device=None):
+        pos = [(float(x), float(y)) for x, y in vehicle.wheel_positions]
+        pairs = list(itertools.combinations(range(len(pos)), 2))
+        right, left = [], []
+        for i, j in pairs:
+            (xi, yi), (xj, yj) = pos[i], pos[j]
+            cross = [(xj - xi) * (yk - yi) - (yj - yi) * (xk - xi) for xk, yk in pos]
+            scale = 1e-9 * max(1.0, abs(xj - xi) + abs(yj - yi))
+            right.append([c < -scale for c in cross])
+            left.append([c > scale for c in cross])
+        self.i = torch.tensor([p[0] for p in pairs], dtype=torch.int64, device=device)
+        self.j = torch.tensor([p[1] for p in pairs], dtype=torch.int64, device=device)
+        self.right = torch.tensor(right, dtype=torch.bool, device=device)
+        self.left = torch.tensor(left, dtype=torch.bool, device=device)
+
+
+_TABLES: dict = {}
+
+
+def edge_table(vehicle: Vehicle, device) -> EdgeTable:
+    """The (cached) :class:`EdgeTable` of ``vehicle``'s wheel layout on ``device``."""
+    key = (tuple(map(tuple, vehicle.wheel_positions)), str(device))
+    if key not in _TABLES:
+        _TABLES[key] = EdgeTable(vehicle, device)
+    return _TABLES[key]
+
+
+#: time constant of the acceleration low-pass [s]
+ACCEL_TIME = 0.2
+
+
+def filter_acceleration(filtered: torch.Tensor, raw: torch.Tensor, dt: float) -> torch.Tensor:
+    """One step of the first-order low-pass ``a_f += dt / (ACCEL_TIME + dt) * (a - a_f)``: a
+    speed change ``dv`` within one step peaks at ``dv / (ACCEL_TIME + dt)``, a sustained
+    acceleration passes unchanged."""
+    return filtered + (dt / (ACCEL_TIME + dt)) * (raw - filtered)
+
+
+def body_acceleration(vel_b: torch.Tensor, prev_vel_b: torch.Tensor, dt: float) -> torch.Tensor:
+    """``(N, 3)`` acceleration of the body in its own heading frame [m/s^2] from the body
+    velocity ``(v_x, v_y, w)`` ``(N, 3)`` [m/s, m/s, rad/s] now and a step ``dt`` [s] before:
+    ``(dv_x/dt - w v_y, dv_y/dt + w v_x, 0)``."""
+    dv = (vel_b - prev_vel_b) / dt
+    w, vx, vy = vel_b[:, 2], vel_b[:, 0], vel_b[:, 1]
+    return torch.stack((dv[:, 0] - w * vy, dv[:, 1] + w * vx, torch.zeros_like(w)), 1)
+
+
+def force_angle_margin(contact_points: torch.Tensor, loaded: torch.Tensor, com_w: torch.Tensor,
+                       accel_w: torch.Tensor, gravity: float, table: EdgeTable) -> torch.Tensor:
+    """``(N,)`` force-angle stability margin [rad]: the minimum over the support polygon's edges
+    of the angle between the net force at the CoM and the edge's tip-over axis normal; negative
+    where the vehicle tips about an edge.
+
+    Args:
+        contact_points: ``(N, K, 3)`` wheel contact points, world [m].
+        loaded: ``(N, K)`` bool, the wheel carries load.
+        com_w: ``(N, 3)`` centre of mass, world [m].
+        accel_w: ``(N, 3)`` acceleration of the centre of mass, world [m/s^2].
+        gravity: [m/s^2] (acting along -z).
+        table: the vehicle's :class:`EdgeTable`.
+    """
+    pi = contact_points[:, table.i]  # (N, E, 3)
+    pj = contact_points[:, table.j]
+    li, lj = loaded[:, table.i], loaded[:, table.j]
+    # loaded wheels strictly on each side of i -> j: an edge has them all on one side
+    on_right = (loaded.unsqueeze(1) & table.right).any(2)  # (N, E)
+    on_left = (loaded.unsqueeze(1) & table.left).any(2)
+    edge = li & lj & ~(on_right & on_left)
+    flip = on_right & ~on_left  # the polygon lies on the right: reverse the edge
+    a = torch.where(flip.unsqueeze(2), pi - pj, pj - pi)
+    a = a / torch.linalg.vector_norm(a, dim=2, keepdim=True)
+    g = torch.zeros_like(com_w)
+    g[:, 2] = -gravity
+    f = (g - accel_w).unsqueeze(1)  # per unit mass (the angle does not depend on m)
+    r = pi - com_w.unsqueeze(1)
+
+    def normal_part(v):
+        return v - (v * a).sum(2, keepdim=True) * a
+
+    lv, fv = normal_part(r), normal_part(f.expand_as(r))
+    cross = torch.linalg.cross(fv, lv, dim=2)
+    c, d = (cross * a).sum(2), (fv * lv).sum(2)
+    theta = torch.atan2(-c, d)
+    # a support line (no other loaded wheel on either side): the worse of its two sides
+    line = ~on_right & ~on_left
+    theta = torch.where(line, torch.minimum(theta, torch.atan2(c, d)), theta)
+    big = torch.full_like(theta, torch.pi)
+    margin = torch.where(edge, theta, big).amin(1)
+    # no loaded pair at all (airborne, or one wheel): no support
+    return torch.where(edge.any(1), margin, torch.full_like(margin, -torch.pi / 2))
+
+
+def contact_margin(gc, vehicle, rigid: bool, accel_b: torch.Tensor | None, gravity: float,
+                   table: EdgeTable, idx: torch.Tensor | None = None) -> torch.Tensor:
+    """``(M,)`` force-angle margin [rad] of a placement ``gc`` (a ``GroundContact`` with loads,
+    of the rows ``idx`` of ``vehicle``'s per-env properties; None: all), under the body-frame
+    acceleration ``accel_b`` ``(M, 3)`` (None: at rest). The support polygon: of a ``rigid``
+    rest, the wheels that carry load or hang at most :data:`ROCK_GAP` wheel radii above the
+    ground (the body rocks onto them); with four-wheel ground following (which keeps every wheel
+    on the ground, as a suspended vehicle does) every wheel not over a hole."""
+    rows = (lambda v: v) if idx is None else (lambda v: v[idx] if isinstance(
+        v, torch.Tensor) and v.ndim else v)
+    R = gc.rotation
+    com_b = torch.stack(torch.broadcast_tensors(*(
+        torch.as_tensor(rows(c), dtype=R.dtype, device=R.device) + torch.zeros_like(R[:, 0, 0])
+        for c in vehicle.com)), 1)
+    com_w = gc.position + (R @ com_b.unsqueeze(2)).squeeze(2)
+    r = torch.as_tensor(rows(vehicle.wheel_radius), dtype=R.dtype, device=R.device)
+    pts = gc.wheel_position - torch.stack((torch.zeros_like(r), torch.zeros_like(r), r),
+                                          -1).reshape(-1, 1, 3)
+    if rigid:
+        mass = torch.as_tensor(rows(vehicle.mass), dtype=R.dtype, device=R.device)
+        share = (LOAD_SHARE * gravity / vehicle.num_wheels) * mass
+        loaded = (gc.normal_force > share.reshape(-1, 1)) | (
+            (gc.gap <= ROCK_GAP * r.reshape(-1, 1)) & ~gc.wheel_hole)
+    else:
+        loaded = ~gc.wheel_hole
+    acc = (torch.zeros_like(com_w) if accel_b is None
+           else (R @ accel_b.unsqueeze(2)).squeeze(2))
+    return force_angle_margin(pts, loaded, com_w, acc, gravity, table)

@@ -1,0 +1,190 @@
+"""Vehicles from URDF robot descriptions (:func:`vehicle_from_urdf`, ``Vehicle.from_urdf``).
+
+Parsed with the standard library's XML parser (``xml.etree``): a URDF is a small XML tree of
+links and joints, the geometry needed here is four tags, and no third-party URDF package is then
+needed (``yourdfpy``/``urchin`` also load meshes, which this does not use). Python's bundled
+expat refuses entity-expansion bombs. Xacro macros are not expanded: run ``xacro`` first.
+
+What is taken:
+
+* the wheels: ``continuous`` joints whose child link has a ``cylinder`` collision (or the joint
+  names given); their hub positions in base_link, by composing the joint origins along the tree
+  from ``base`` (Jackal's wheels hang from ``chassis_link``, not ``base_link``);
+* the wheel radius: the cylinders' radius (all wheels must agree);
+* the rear-axle frame: the middle of the rearmost wheels, at their hub height
+  (``rear_axle_pose`` in base_link); wheel base and track from the rear and front pairs;
+* the mass: every link's inertial mass; the centre of mass: their mass-weighted inertial origins;
+  the roll and pitch inertias about the centre of mass (each link's inertia tensor turned into
+  base_link, plus the parallel-axis terms).
+"""
+
+from __future__ import annotations
+
+import math
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["vehicle_from_urdf", "URDFError"]
+
+
+class URDFError(ValueError):
+    """A URDF file cannot give a vehicle; the message names the file and the problem."""
+
+
+def _floats(text, n, path, what):
+    try:
+        vals = [float(v) for v in (text or "").split()]
+    except ValueError:
+        raise URDFError(f"{path}: {what} {text!r} is not {n} numbers") from None
+    if not vals:
+        vals = [0.0] * n
+    if len(vals) != n or not all(math.isfinite(v) for v in vals):
+        raise URDFError(f"{path}: {what} {text!r} is not {n} finite numbers")
+    return vals
+
+
+def _rpy(r, p, y) -> np.ndarray:
+    cr, sr, cp, sp, cy, sy = (math.cos(r), math.sin(r), math.cos(p), math.sin(p), math.cos(y),
+                              math.sin(y))
+    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                     [-sp, cp * sr, cp * cr]])
+
+
+def _origin(el, path) -> tuple[np.ndarray, np.ndarray]:
+    o = None if el is None else el.find("origin")
+    if o is None:
+        return np.eye(3), np.zeros(3)
+    xyz = _floats(o.get("xyz"), 3, path, "origin xyz")
+    rpy = _floats(o.get("rpy"), 3, path, "origin rpy")
+    return _rpy(*rpy), np.array(xyz)
+
+
+def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | None = None):
+    """A :class:`~offroad_env.vehicle.Vehicle` from a URDF file (module docstring).
+
+    Args:
+        path: the ``.urdf`` file (xacro expanded).
+        wheels: names of the wheel joints; None: every continuous joint whose child link has a
+            cylinder collision.
+        base: the link the vehicle's base_link is (default ``"base_link"``).
+        name: the vehicle's name (default: the robot's).
+    """
+    from .vehicle import Vehicle
+
+    path = Path(path)
+    if not path.is_file():
+        raise URDFError(f"{path}: no such file")
+    try:
+        root = ET.parse(path).getroot()
+    except ET.ParseError as exc:
+        raise URDFError(f"{path}: not XML ({exc})") from None
+    if root.tag != "robot":
+        raise URDFError(f"{path}: the root element is <{root.tag}>, not <robot>")
+    if any("xacro" in (el.tag or "") for el in root.iter()):
+        raise URDFError(f"{path}: holds xacro macros; expand it first (xacro robot.urdf.xacro "
+                        "> robot.urdf)")
+    links = {el.get("name"): el for el in root.findall("link")}
+    joints = root.findall("joint")
+    if base not in links:
+        raise URDFError(f"{path}: no link {base!r}; links: {sorted(links)[:12]}")
+    # each link's pose in base, walking joints from the base (parents before children)
+    pose = {base: (np.eye(3), np.zeros(3))}
+    children: dict[str, list] = {}
+    for j in joints:
+        p, c = j.find("parent"), j.find("child")
+        if p is None or c is None:
+            raise URDFError(f"{path}: joint {j.get('name')!r} lacks a parent or child")
+        children.setdefault(p.get("link"), []).append(j)
+    stack = [base]
+    while stack:
+        parent = stack.pop()
+        R0, t0 = pose[parent]
+        for j in children.get(parent, []):
+            child = j.find("child").get("link")
+            if child in pose:
+                raise URDFError(f"{path}: link {child!r} is reached twice (a loop)")
+            R, t = _origin(j, path)
+            pose[child] = (R0 @ R, R0 @ t + t0)
+            stack.append(child)
+
+    def cylinder(link):
+        for col in link.findall("collision"):
+            cyl = col.find("geometry/cylinder")
+            if cyl is not None:
+                return float(cyl.get("radius", "nan"))
+        return None
+
+    by_name = {j.get("name"): j for j in joints}
+    if wheels is None:
+        picked = [j for j in joints if j.get("type") == "continuous"
+                  and j.find("child").get("link") in links
+                  and cylinder(links[j.find("child").get("link")]) is not None]
+    else:
+        missing = [w for w in wheels if w not in by_name]
+        if missing:
+            raise URDFError(f"{path}: no joint(s) {missing}; joints: {sorted(by_name)}")
+        picked = [by_name[w] for w in wheels]
+    if len(picked) < 3:
+        raise URDFError(f"{path}: found {len(picked)} wheel(s) (continuous joints with a "
+                        "cylinder collision); name the wheel joints with wheels=[...]")
+    hubs, radii = [], []
+    for j in picked:
+        child = j.find("child").get("link")
+        if child not in pose:
+            raise URDFError(f"{path}: wheel {j.get('name')!r} is not below {base!r}")
+        hubs.append(pose[child][1])
+        r = cylinder(links[child])
+        if r is None or not (math.isfinite(r) and r > 0):
+            raise URDFError(f"{path}: wheel link {child!r} has no cylinder radius")
+        radii.append(r)
+    if max(radii) - min(radii) > 1e-6 * max(radii):
+        raise URDFError(f"{path}: the wheels' radii differ ({sorted(set(radii))})")
+    hubs = np.array(hubs)
+    hubs = hubs[np.lexsort((-hubs[:, 1], -hubs[:, 0]))]  # front to rear, left to right
+    x_rear, x_front = hubs[:, 0].min(), hubs[:, 0].max()
+    rear = hubs[np.isclose(hubs[:, 0], x_rear, atol=1e-6)]
+    axle = np.array([x_rear, rear[:, 1].mean(), rear[:, 2].mean()])  # rear-axle origin in base
+    if len(rear) < 2 or x_front - x_rear <= 0:
+        raise URDFError(f"{path}: the wheels do not form a rear axle and a front axle")
+    # mass properties, in base_link
+    total, first, inertia = 0.0, np.zeros(3), []
+    for lname, (R, t) in pose.items():
+        inert = links[lname].find("inertial") if lname in links else None
+        if inert is None:
+            continue
+        m_el = inert.find("mass")
+        m = float(m_el.get("value", "0")) if m_el is not None else 0.0
+        if not (math.isfinite(m) and m >= 0):
+            raise URDFError(f"{path}: link {lname!r} has mass {m}")
+        Ri, ti = _origin(inert, path)
+        c = R @ ti + t
+        I_el = inert.find("inertia")
+        Il = np.zeros((3, 3))
+        if I_el is not None:
+            g = {k: float(I_el.get(k, "0")) for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
+            Il = np.array([[g["ixx"], g["ixy"], g["ixz"]], [g["ixy"], g["iyy"], g["iyz"]],
+                           [g["ixz"], g["iyz"], g["izz"]]])
+        Rb = R @ Ri
+        inertia.append((m, c, Rb @ Il @ Rb.T))
+        total += m
+        first += m * c
+    if total <= 0:
+        raise URDFError(f"{path}: no link has a mass")
+    com = first / total
+    Ixx = Iyy = 0.0
+    for m, c, Ib in inertia:
+        d = c - com
+        Ixx += Ib[0, 0] + m * (d[1] ** 2 + d[2] ** 2)
+        Iyy += Ib[1, 1] + m * (d[0] ** 2 + d[2] ** 2)
+    wheel_xy = tuple((float(h[0] - axle[0]), float(h[1] - axle[1])) for h in hubs)
+    pose_ra = np.eye(4)
+    pose_ra[:3, 3] = axle
+    return Vehicle(wheel_base=float(x_front - x_rear),
+                   track_width=float(rear[:, 1].max() - rear[:, 1].min()),
+                   wheel_radius=float(radii[0]), wheel_positions=wheel_xy, mass=float(total),
+                   com=tuple(float(v) for v in (com - axle)), inertia_roll=float(Ixx),
+                   inertia_pitch=float(Iyy), rear_axle_pose=tuple(map(tuple, pose_ra)),
+                   name=name or root.get("name", path.stem))
