@@ -104,7 +104,7 @@ class SimulatorSeams:
         return StateView(x=xy[:, 0], y=xy[:, 1], yaw=st.yaw,
                          base_position_w=sim.to_world(gc.base_position), ypr=gc.ypr,
                          roll=gc.roll, pitch=gc.pitch, accel_s=st.accel_s, gyro_s=st.gyro_s,
-                         body_velocity=sim.body_velocity(), goal_w=sim.to_world(st.goal_w),
+                         body_velocity=st.vel_b, goal_w=sim.to_world(st.goal_w),
                          map_index=st.map_index, steps=st.steps, contact=gc,
                          origin=torch.tensor(sim.origin, dtype=torch.float64,
                                              device=st.x.device))

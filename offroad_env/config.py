@@ -14,10 +14,10 @@ import terrain as terrain_pkg
 from terrain import HeightMap
 
 from . import tasks
-from .actuation import DYNAMICS
 from .physics.constants import GRAVITY
 from .physics.dynamics import INTEGRATORS, AckermannParams, SkidSteerParams
 from .physics.ground import METHODS as GROUND_METHODS
+from .physics.models import MODELS, model_class
 from .observations import TERM_NAMES as OBS_TERMS
 from .tasks import RewardWeights
 from .physics.vehicle import preset
@@ -25,6 +25,11 @@ from .physics.vehicle import preset
 __all__ = ["SimConfig", "TaskConfig", "ImuConfig", "HeightScanConfig", "make_config", "TASKS",
            "rough_terrain", "family_config", "traverse_terrain", "DYNAMICS", "GROUND_METHODS",
            "OBS_TERMS"]
+
+
+#: the built-in vehicle models (``SimConfig.dynamics``); a plug-in registered later is accepted
+#: too (:data:`offroad_env.physics.models.MODELS`)
+DYNAMICS = tuple(MODELS)
 
 
 def _finite(v) -> bool:
@@ -150,7 +155,10 @@ class SimConfig:
     Attributes:
         vehicle: preset name (``husky``, ``six_wheel_rover``, ``eight_wheel_rover``).
         dt: control step [s].
-        dynamics: ``"unicycle"``, ``"ackermann"`` or ``"skid_steer"``.
+        dynamics: the vehicle model: ``"unicycle"``, ``"ackermann"``, ``"skid_steer"`` or any
+            registered one (:data:`offroad_env.physics.models.MODELS`).
+        dynamics_params: the parameters of a model that takes its own (its ``Params`` type;
+            None: its defaults). The built-in models read ``ackermann`` and ``skid``.
         max_speed: speed at action 1 [m/s]; max_yaw_rate: yaw rate at action 1 (unicycle)
             [rad/s].
         ackermann, skid: model parameters; substeps: skid-steer substeps per step (the model is
@@ -180,6 +188,7 @@ class SimConfig:
     vehicle: str = "husky"
     dt: float = 0.05
     dynamics: str = "unicycle"
+    dynamics_params: object | None = None
     max_speed: float = 1.0
     max_yaw_rate: float = 1.0
     ackermann: AckermannParams = field(default_factory=AckermannParams)
@@ -204,8 +213,12 @@ class SimConfig:
 
     def __post_init__(self):
         preset(self.vehicle)  # raises on an unknown name
-        if self.dynamics not in DYNAMICS:
-            raise ValueError(f"dynamics must be one of {DYNAMICS}, got {self.dynamics!r}")
+        model = model_class(self.dynamics)  # ValueError naming the registered models
+        if self.dynamics_params is not None and (
+                model.Params is None or not isinstance(self.dynamics_params, model.Params)):
+            want = "none" if model.Params is None else f"a {model.Params.__name__}"
+            raise ValueError(f"dynamics_params of model {self.dynamics!r} must be {want}, got "
+                             f"{self.dynamics_params!r}")
         if self.integrator not in INTEGRATORS:
             raise ValueError(f"integrator must be one of {INTEGRATORS}, got {self.integrator!r}")
         if self.ground not in GROUND_METHODS:

@@ -1,14 +1,37 @@
-"""The simulation frame: where the simulator places its origin for a map (the map centre, and a
-multiple of 64 m in z), and the map moved there. The state and the ground contact live in this
+"""The maps of a config (:func:`build_maps`) and the simulation frame: where the simulator places
+its origin for a map (the map centre, and a multiple of 64 m in z), and the map moved there. The state and the ground contact live in this
 frame; the Gymnasium seams convert to and from world coordinates (float64)."""
 
 from __future__ import annotations
 
+import functools
+
+import numpy as np
 import torch
 
+import terrain as terrain_pkg
 from terrain import HeightMap
 
-__all__ = ["Z_ORIGIN_STEP", "local_origin", "localize"]
+__all__ = ["Z_ORIGIN_STEP", "local_origin", "localize", "build_maps"]
+
+
+@functools.lru_cache(maxsize=4)
+def _level_stack(levels: terrain_pkg.LevelsConfig, seed: int) -> HeightMap:
+    """The level stack of ``levels`` (maps are values: envs built alike share it)."""
+    return HeightMap(np.stack(terrain_pkg.level_maps(levels, seed)), levels.resolution)
+
+
+def build_maps(cfg) -> HeightMap:
+    """The world-frame height-map stack of a :class:`~offroad_env.config.SimConfig`: its
+    ``heightmap``, every map of its levels, or ``num_maps`` maps generated from
+    ``terrain_seed``."""
+    if cfg.heightmap is not None:
+        return cfg.heightmap
+    if isinstance(cfg.terrain, terrain_pkg.LevelsConfig):  # every map of the levels, once
+        return _level_stack(cfg.terrain, cfg.terrain_seed)
+    gen = np.random.default_rng(cfg.terrain_seed)
+    return HeightMap.stack([terrain_pkg.make_heightmap(cfg.terrain, gen)
+                            for _ in range(cfg.num_maps)])
 
 
 #: the z origin of the simulation frame is a multiple of this [m] (so maps within +-32 m of

@@ -24,7 +24,6 @@ from typing import Callable, NamedTuple
 import numpy as np
 import torch
 
-from .actuation import body_velocity
 from .sensors import height_scan
 
 __all__ = ["ObsTerm", "TERMS", "TERM_NAMES", "Observer"]
@@ -91,7 +90,7 @@ def _yaw_sincos(state, maps, cfg):
 
 
 def _body_velocity(state, maps, cfg):
-    return body_velocity(state, cfg.dynamics)
+    return state.vel_b
 
 
 def _imu(state, maps, cfg):

@@ -1,13 +1,17 @@
 """The simulated sensors: the IMU (specific force and angular rate at a mounting offset, with
 white noise and random-walk biases) and the height scan around the vehicle.
 
-Pure functions of the state and the ground placement; the simulator stores what they return.
+Pure functions of the state and the ground placement, and the registry :data:`SENSORS` through
+which the simulator runs the stateful ones: a :class:`Sensor` declares its state fields, the
+values it starts an episode with, and its step. A new sensor is one entry there (and an
+observation term in :mod:`offroad_env.observations` that reads its fields); the simulator has no
+line per sensor. The height scan keeps no state: its observation term computes it from the map.
 """
 
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import torch
 
@@ -15,9 +19,11 @@ from terrain import HeightMap
 
 from . import rng as rngmod
 from .physics.imu import angular_rate, specific_force
+from .physics.models import Field
 from .physics.rotations import matvec3, place_points
 
-__all__ = ["ImuReading", "sensor_pose", "imu_at_rest", "imu_step", "height_scan"]
+__all__ = ["ImuReading", "sensor_pose", "imu_at_rest", "imu_step", "height_scan", "Sensor",
+           "SENSORS"]
 
 
 class ImuReading(NamedTuple):
@@ -99,3 +105,51 @@ def height_scan(maps: HeightMap, map_index: torch.Tensor, base_position: torch.T
     px, py = place_points(bp[:, 0:1], bp[:, 1:2], c, s, GX, GY)
     h = maps.height(px, py, map_index.unsqueeze(1)) - bp[:, 2:3]
     return torch.nan_to_num(h, nan=-scan.clip).clamp(-scan.clip, scan.clip)
+
+
+# ----------------------------------------------------------------------------- the registry
+class Sensor(NamedTuple):
+    """A stateful simulated sensor.
+
+    Attributes:
+        fields: its state fields by name (:class:`~offroad_env.physics.models.Field`).
+        start: ``start(contact, cfg) -> {field: (M, ...)}``: the fields of episodes starting at
+            rest on ``contact`` (the rest of its fields restart at zero).
+        step: ``step(state, contact, cfg, params) -> {field: (N, ...)}``: the fields after a
+            step that placed the vehicle at ``contact`` (``state`` still holds the last step's
+            values; ``params``: per-environment parameters or None). It may return the random
+            stream's ``counters`` too.
+    """
+
+    fields: dict[str, Field]
+    start: Callable
+    step: Callable
+
+
+def _imu_start(contact, cfg) -> dict[str, torch.Tensor]:
+    p, R = sensor_pose(contact, cfg.imu.offset)
+    return {"sensor_pos_w": p, "prev_rot_sw": R, "accel_s": imu_at_rest(R, cfg.gravity)}
+
+
+def _imu_sensor_step(state, contact, cfg, params) -> dict[str, torch.Tensor]:
+    noise = None if params is None else (params["accel_noise"], params["gyro_noise"])
+    r = imu_step(state, contact, cfg, noise, cfg.dt)
+    return {"sensor_pos_w": r.pos_w, "sensor_vel_w": r.vel_w, "prev_rot_sw": r.rot_sw,
+            "counters": r.counters, "accel_bias_s": r.accel_bias_s,
+            "gyro_bias_s": r.gyro_bias_s, "accel_s": r.accel_s, "gyro_s": r.gyro_s}
+
+
+#: ``{name: Sensor}``, every stateful sensor the simulator runs, in order. The IMU's fields
+#: (``(N, 3)``, frames in the suffixes: ``_w`` world, ``_s`` sensor, parallel to base_link):
+#: ``sensor_pos_w`` [m], ``sensor_vel_w`` [m/s], ``prev_rot_sw`` ``(N, 3, 3)`` (sensor to world
+#: after the last step), the readings ``accel_s`` [m/s^2] and ``gyro_s`` [rad/s], and their
+#: random-walk biases ``accel_bias_s``, ``gyro_bias_s``.
+SENSORS: dict[str, Sensor] = {
+    "imu": Sensor(
+        fields={"sensor_pos_w": Field((3,)), "sensor_vel_w": Field((3,)),
+                "prev_rot_sw": Field((3, 3), init="eye"), "accel_s": Field((3,)),
+                "gyro_s": Field((3,)), "accel_bias_s": Field((3,)),
+                "gyro_bias_s": Field((3,))},
+        start=_imu_start, step=_imu_sensor_step),
+}
+

@@ -1,94 +1,51 @@
 """The batched simulator: the orchestrator of one step and one reset of N environments, with the
-compile plumbing. No per-environment Python loop.
+compile plumbing. No per-environment Python loop, and no line per vehicle model, sensor or
+reward term.
 
-One step (:meth:`Simulator.step`) chains the rooms of the package: actuation and dynamics
-(:mod:`.actuation`), ground following (:mod:`.ground`), the sensors (:mod:`.sensors`), the
-reward terms and end reasons (:mod:`.tasks`) and the observation terms (:mod:`.observations`),
-over the state declared in :mod:`.state`. A reset draws spawns (:mod:`.spawn`) and places the
-vehicles. The Gymnasium classes (:mod:`.vector_env`, :mod:`.env`) own a :class:`Simulator` and
-add the Gymnasium contract (spaces, autoreset, time limit, numpy).
+One step (:meth:`Simulator.step`): actuate and place (the vehicle model,
+:data:`~offroad_env.physics.models.MODELS`) -> sense (:data:`~offroad_env.sensors.SENSORS`) ->
+judge (the :class:`~offroad_env.tasks.Task`: reward terms, reward, end reasons) -> observe
+(:mod:`offroad_env.observations`), over the state declared in :mod:`.state`. A reset draws
+spawns (:mod:`.spawn`) and places the vehicles at rest. The Gymnasium classes
+(:mod:`.vector_env`, :mod:`.env`) own a :class:`Simulator` and add the Gymnasium contract.
 """
 
 from __future__ import annotations
 
-import functools
 from typing import Callable
 
 import numpy as np
 import torch
 
-import terrain as terrain_pkg
 from terrain import HeightMap
 
 from . import rng as rngmod
-from . import tasks
-from .actuation import ACTUATORS, body_velocity, check_action
+from .actions import ActionCheck
 from .config import SimConfig
-from .frames import local_origin, localize
-from .physics.ground import GroundContact, place
+from .devices import check_device
+from .frames import build_maps, local_origin, localize
 from .observations import Observer
 from .params import nominal_params, update_params
-from .sensors import imu_at_rest, imu_step, sensor_pose
-from .spawn import MAX_REDRAWS, check_goal_range, spawn_with_redraws
-from .physics.stability import body_acceleration, contact_margin, edge_table, filter_acceleration
-from .state import SimState
+from .physics.models import model_class
 from .physics.vehicle import VehicleBatch, preset
+from .sensors import SENSORS
+from .spawn import MAX_REDRAWS, check_goal_range, spawn_with_redraws
+from .state import CORE_FIELDS, SimState, join_fields
+from .tasks import Task
 
 __all__ = ["Simulator", "check_device"]
-
-#: plane passes of the rigid placement in a step, warm-started at the last attitude. On rough
-#: ground 94 % of poses reach the fixed point in 4, 98.4 % in 8, 99.3 % in 16 (float32); where
-#: one has not (``GroundContact.settled``), its support is not judged that step (the tilt
-#: limits still are) and the next step's warm start goes on from it. 4, not 8: a compiled step
-#: runs every pass on every pose (skid-steer + rigid at N = 4096: 308 k env-steps/s with 4,
-#: 204 k with 8), and the eager step must run the same passes to agree with it.
-WARM_PASSES = 4
-
-
-def check_device(device) -> torch.device:
-    """``device`` as a torch.device; ValueError (naming it and what is accepted) for a name torch
-    does not know or an accelerator this machine lacks."""
-    try:
-        dev = torch.device(device)
-    except (RuntimeError, TypeError) as exc:
-        raise ValueError(f"device {device!r} is not a torch device ({exc}); use 'cpu' or "
-                         "'cuda[:i]'") from None
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device {device!r}: CUDA is not available to this torch "
-                         f"({torch.__version__}); use device='cpu'")
-    if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
-        raise ValueError(f"device {device!r}: this machine has {torch.cuda.device_count()} "
-                         "CUDA device(s)")
-    return dev
-
-
-@functools.lru_cache(maxsize=4)
-def _level_stack(levels: terrain_pkg.LevelsConfig, seed: int) -> HeightMap:
-    """The level stack of ``levels`` (maps are values: envs built alike share it)."""
-    return HeightMap(np.stack(terrain_pkg.level_maps(levels, seed)), levels.resolution)
-
-
-def _build_maps(cfg: SimConfig) -> HeightMap:
-    if cfg.heightmap is not None:
-        return cfg.heightmap
-    if isinstance(cfg.terrain, terrain_pkg.LevelsConfig):  # every map of the levels, once
-        return _level_stack(cfg.terrain, cfg.terrain_seed)
-    gen = np.random.default_rng(cfg.terrain_seed)
-    return HeightMap.stack([terrain_pkg.make_heightmap(cfg.terrain, gen)
-                            for _ in range(cfg.num_maps)])
 
 
 class Simulator:
     """N environments as tensors on one device.
 
-    Attributes: ``cfg``; ``n``; ``state`` (:class:`~offroad_env.state.SimState`: poses, goals,
-    sensors, the last ground placement ``state.contact``); ``maps`` (the height-map stack);
-    ``vehicle`` (the preset); ``params`` (per-environment parameters, None until
-    :meth:`set_params`); ``obs_layout``; ``roll_limit``/``pitch_limit`` [rad] (static
-    tip-over limits, floats or ``(N,)``).
+    Attributes: ``cfg``; ``n``; ``model`` (the vehicle model, ``MODELS[cfg.dynamics]``);
+    ``task`` (the :class:`~offroad_env.tasks.Task`); ``state``
+    (:class:`~offroad_env.state.SimState`: poses, goals, sensors, the last placement
+    ``state.contact``); ``maps`` (the height-map stack, simulation frame); ``vehicle`` (the
+    preset); ``params`` (per-environment parameters, None until :meth:`set_params`);
+    ``obs_layout``.
     """
-
-    action_dim = 2
 
     def __init__(self, cfg: SimConfig, num_envs: int, device="cpu", dtype=torch.float32,
                  compile: bool = False):
@@ -101,9 +58,12 @@ class Simulator:
             raise ValueError(f"dtype must be torch.float32 or torch.float64, got {dtype!r}")
         self.dtype = dtype
         self.vehicle = preset(cfg.vehicle)
-        world = _build_maps(cfg)
+        self.model = model_class(cfg.dynamics)(cfg, self.vehicle)
+        self.action_dim = self.model.action_dim
+        self.actions = ActionCheck(self.n, self.action_dim, self.device, dtype, cfg.nan_action)
+        world = build_maps(cfg)
         #: world ``(x, y, z)`` [m] of the simulation frame's origin (float64): the state, the
-        #: contact and :attr:`maps` are in that frame; :meth:`world_pose` adds it back
+        #: contact and :attr:`maps` are in that frame; :meth:`to_world` adds it back
         self.origin = local_origin(world)
         #: the height maps as given (world frame), and in the simulation frame
         self.world_maps = world.to(device=self.device, dtype=dtype)
@@ -112,12 +72,16 @@ class Simulator:
         self.observer = Observer(cfg, self.vehicle, self.maps, self.action_dim, dtype,
                                  self.device)
         self.obs_dim = self.observer.dim
+        self.task = Task(cfg, self.vehicle, self.model, self.device)
+        fields = join_fields(("the state", CORE_FIELDS), (f"model {cfg.dynamics!r}",
+                                                          self.model.fields),
+                             *((f"sensor {k!r}", s.fields) for k, s in SENSORS.items()),
+                             ("the task", self.task.fields))
         self.state = SimState.zeros(self.n, self.vehicle.num_wheels, self.action_dim, dtype,
-                                    self.device)
+                                    self.device, fields)
         #: per-environment parameters (:meth:`set_params`); None: the nominal vehicle and sensors
         self.params: dict | None = None
         self._veh = self.vehicle  # the vehicle the physics uses (a VehicleBatch with params)
-        self.roll_limit, self.pitch_limit = tasks.static_tip_limits(self.vehicle)
         self._reset_hooks: list[Callable] = []
         #: the step after action checks; ``torch.compile``d with ``compile=True`` (the eager
         #: and compiled steps are tested to agree)
@@ -128,20 +92,12 @@ class Simulator:
         #: (fixed shapes: one compile; eager, a cold rigid placement of a few environments is
         #: mostly per-op overhead, ~2 ms)
         self._cold_chunk = min(self.n, 64)
+        self._cold_fn = (torch.compile(self._place_cold, dynamic=False) if compile else None)
         #: partial resets compute only the reset rows (reading their indices on the host); off
         #: on accelerators, where every row is computed and the reset ones kept (no host sync)
         self.subset_resets = self.device.type == "cpu"
         #: ``(lo, count)`` ``(N,)`` per-env map ranges (:meth:`set_map_range`), or None
         self.map_range = None
-        t = cfg.task
-        #: the step computes the force-angle margin (for the tip rule, an observation or a
-        #: reward term)
-        self.needs_margin = (t.tip_rule == "force_angle" or "stability" in cfg.terms
-                             or t.weights.stability != 0)
-        #: consecutive steps of negative margin that tip (force_angle rule), >= 1
-        self.tip_hold_steps = max(1, int(round(t.tip_hold_time / cfg.dt)))
-        self._edges = edge_table(self.vehicle, self.device)
-        self._cold_fn = (torch.compile(self._place_cold, dynamic=False) if compile else None)
 
     # ------------------------------------------------------------------ configuration seams
     @property
@@ -165,13 +121,13 @@ class Simulator:
         (the skid-steer ``mu`` on hard ground, ``mu_peak`` on soft soil); ``accel_noise`` /
         ``gyro_noise`` ``(N,)`` [m/s^2], [rad/s]. Values are tensors over all N environments;
         only masked rows are used. Unset parameters keep their value (at first, the nominal
-        vehicle's and ``cfg``'s). Ground following, loads, tip-over limits, skid-steer dynamics
-        and the IMU use them from the next placement on."""
+        vehicle's and ``cfg``'s). Ground following, loads, tip-over limits, the model's
+        dynamics and the IMU use them from the next placement on."""
         base = self.params if self.params is not None else nominal_params(
             self.vehicle, self.cfg, self.n, self.dtype, self.device)
         self.params = p = update_params(base, mask, values)
         self._veh = VehicleBatch(self.vehicle, p["mass"], p["com"], p["wheel_radius"])
-        self.roll_limit, self.pitch_limit = tasks.static_tip_limits(self._veh)
+        self.task.set_vehicle(self._veh)
 
     def set_terrain(self, maps: HeightMap) -> None:
         """Drive on ``maps`` (one map or a stack, world frame) from the next reset on. They must
@@ -223,10 +179,6 @@ class Simulator:
         st.keys = torch.where(mask, keys.to(self.device), st.keys)
         st.counters = torch.where(mask, torch.zeros_like(st.counters), st.counters)
 
-    def body_velocity(self) -> torch.Tensor:
-        """``(N, 3)`` forward and left speed [m/s] and yaw rate [rad/s] (CoM for skid-steer)."""
-        return body_velocity(self.state, self.cfg.dynamics)
-
     def observe(self) -> torch.Tensor:
         """``(N, D)`` observations of the current state, clipped to the bounds."""
         return self.observer(self.state, self.maps)
@@ -244,6 +196,15 @@ class Simulator:
         u = rngmod.uniform(st.keys[idx], st.counters[idx], n, self.dtype)
         st.counters = st.counters.index_add(0, idx, use.to(torch.int64))
         return u
+
+    def _check_rows(self, name: str, value, width: int) -> torch.Tensor:
+        t = torch.as_tensor(value, device=self.device)
+        if (t.shape != (self.n, width) or t.dtype == torch.bool or t.is_complex()
+                or not bool(torch.isfinite(t).all())):
+            what = "world (x, y, yaw)" if width == 3 else "world (x, y)"
+            raise ValueError(f"{name} must be a finite real ({self.n}, {width}) tensor of "
+                             f"{what}, got {t.dtype} {tuple(t.shape)}")
+        return t
 
     def reset(self, mask: torch.Tensor, start_pose: torch.Tensor | None = None,
               goal: torch.Tensor | None = None) -> torch.Tensor:
@@ -264,19 +225,10 @@ class Simulator:
             hook(mask)
         start = None
         if start_pose is not None:
-            start = torch.as_tensor(start_pose, device=self.device)
-            if (start.shape != (self.n, 3) or start.dtype == torch.bool or start.is_complex()
-                    or not bool(torch.isfinite(start).all())):
-                raise ValueError(f"start_pose must be a finite real ({self.n}, 3) tensor of "
-                                 f"world (x, y, yaw), got {start.dtype} {tuple(start.shape)}")
+            start = self._check_rows("start_pose", start_pose, 3)
             start = torch.cat((self.to_local(start[:, :2]), start[:, 2:].to(self.dtype)), 1)
         if goal is not None:
-            g = torch.as_tensor(goal, device=self.device)
-            if (g.shape != (self.n, 2) or g.dtype == torch.bool or g.is_complex()
-                    or not bool(torch.isfinite(g).all())):
-                raise ValueError(f"goal must be a finite real ({self.n}, 2) tensor of world "
-                                 f"(x, y), got {g.dtype} {tuple(g.shape)}")
-            goal = self.to_local(g)
+            goal = self.to_local(self._check_rows("goal", goal, 2))
         st = self.state
         idx = None
         if st.contact is not None and self.subset_resets:
@@ -289,7 +241,7 @@ class Simulator:
         gc = self._start_episodes(mask, idx, start, goal)
         if start is None:  # a spawn off a stable rest is drawn again from its own stream
             for _ in range(MAX_REDRAWS):
-                bad = self._unrestful(gc, idx) & (mask if idx is None else True)
+                bad = self.task.unrestful(gc, idx) & (mask if idx is None else True)
                 if not bool(bad.any()):
                     break
                 if idx is None:
@@ -303,17 +255,13 @@ class Simulator:
                 raise RuntimeError(f"no stable spawn in {MAX_REDRAWS} draws for environment "
                                    f"rows {torch.nonzero(bad).flatten().tolist()[:20]}: the "
                                    "terrain is too steep for the vehicle")
-        p, R = sensor_pose(gc, self.cfg.imu.offset)
-        goal = st.goal_w if idx is None else st.goal_w[idx]
-        rest = {"margin": self._margin(gc, None, idx)} if self.needs_margin else {}
-        st.put(mask, idx, sensor_pos_w=p, prev_rot_sw=R, accel_s=imu_at_rest(R, self.cfg.gravity),
-               prev_distance=torch.linalg.vector_norm(goal - gc.base_position[:, :2], dim=1),
-               **rest)
+        for sensor in SENSORS.values():
+            st.put(mask, idx, **sensor.start(gc, self.cfg))
+        st.put(mask, idx, **self.task.start(st, gc, idx))
         return self.observe()
 
     def _start_episodes(self, mask: torch.Tensor, idx: torch.Tensor | None,
-                        start: torch.Tensor | None, goal: torch.Tensor | None = None
-                        ) -> GroundContact:
+                        start: torch.Tensor | None, goal: torch.Tensor | None = None):
         """Draw spawns for the masked rows (``idx``: their indices, or None for all N rows),
         restart their state and place them; returns the placement of those rows (all N rows
         when ``idx`` is None). ``start``/``goal``: rows of given poses/goals (local frame)."""
@@ -323,25 +271,13 @@ class Simulator:
             rng = (rng[0][idx], rng[1][idx])
         s = spawn_with_redraws(lambda k, adv: self._draw(k, idx, adv), use, self.maps,
                                self.vehicle, self.cfg.task, start, goal, rng)
-        self.state.restart(mask, idx, later=("sensor_pos_w", "prev_rot_sw", "accel_s",
-                                             "prev_distance", "margin"),
-                           x=s.x, y=s.y, yaw=s.yaw, map_index=s.map_index,
+        self.state.restart(mask, idx, x=s.x, y=s.y, yaw=s.yaw, map_index=s.map_index,
                            goal_w=torch.stack((s.goal_x, s.goal_y), 1),
                            command=torch.stack((s.cmd_speed, s.cmd_yaw_rate), 1))
         return self._place_rows(mask, idx)
 
-    def _unrestful(self, gc: GroundContact, idx: torch.Tensor | None) -> torch.Tensor:
-        """``(M,)`` bool: the placed rows (``idx``, or all) are not at a stable rest: past the
-        static tip limits, or (rigid contact) not converged or not held by their wheels."""
-        def rows(v):
-            return v if idx is None or not isinstance(v, torch.Tensor) else v[idx]
-        bad = tasks.tipped_over(gc.roll, gc.pitch, rows(self.roll_limit), rows(self.pitch_limit))
-        if self.cfg.ground == "rigid_contact":
-            bad = bad | ~gc.converged | ~gc.stable
-        return bad
-
-    def _place_rows(self, mask: torch.Tensor, idx: torch.Tensor | None) -> GroundContact:
-        """Place the reset environments cold and merge them into ``state.contact``; returns
+    def _place_rows(self, mask: torch.Tensor, idx: torch.Tensor | None):
+        """Place the reset environments at rest and merge them into ``state.contact``; returns
         the placement of the reset rows (all N rows when ``idx`` is None)."""
         st = self.state
         if idx is None and self._cold_fn is not None and not self.subset_resets \
@@ -350,10 +286,10 @@ class Simulator:
             gc = self._cold_fn(None)
             st.contact = st.contact.merge_rows(gc, mask)
         elif idx is None:
-            gc = self._place(warm=False).with_loads()  # as a step leaves it: one graph, not two
+            gc = self._place_cold(None)
             st.contact = gc if st.contact is None else st.contact.merge_rows(gc, mask)
         elif self._cold_fn is None:
-            gc = self._place(warm=False, idx=idx).with_loads()
+            gc = self._place_cold(idx)
             st.contact = st.contact.merge_rows(gc, idx=idx)
         else:
             B = self._cold_chunk
@@ -367,45 +303,21 @@ class Simulator:
             gc = st.contact[idx]
         return gc
 
-    # ------------------------------------------------------------------ ground following
-    def _place(self, warm: bool, idx: torch.Tensor | None = None) -> GroundContact:
-        """Ground following of all environments, or of those in ``idx`` (cold start), without
-        the per-wheel loads (:meth:`GroundContact.with_loads`)."""
-        st, cfg = self.state, self.cfg
-        kw = {"d_eps": cfg.d_eps, "gravity": cfg.gravity, "loads": False}
-        if cfg.ground == "rigid_contact" and warm and st.contact is not None:
-            kw.update(init_roll=st.contact.roll, init_pitch=st.contact.pitch,
-                      max_iter=WARM_PASSES)
-        if idx is None:
-            return place(cfg.ground, self._veh, self.maps, st.x, st.y, st.yaw, st.map_index,
-                         **kw)
+    def _place_cold(self, idx: torch.Tensor | None):
+        """The model's placement at rest of the environments ``idx`` (None: all), with loads
+        (the function :attr:`_cold_fn` compiles)."""
         veh = self._veh
-        if self.params is not None:
+        if idx is not None and self.params is not None:
             p = self.params
             veh = VehicleBatch(self.vehicle, p["mass"][idx], p["com"][idx],
                                p["wheel_radius"][idx])
-        return place(cfg.ground, veh, self.maps, st.x[idx], st.y[idx], st.yaw[idx],
-                     st.map_index[idx], **kw)
-
-    def _place_cold(self, idx: torch.Tensor | None) -> GroundContact:
-        """Cold placement of the environments ``idx`` (None: all) with loads (the function
-        :attr:`_cold_fn` compiles)."""
-        return self._place(warm=False, idx=idx).with_loads()
-
-    def _margin(self, gc: GroundContact, accel_b: torch.Tensor | None,
-                idx: torch.Tensor | None = None) -> torch.Tensor:
-        """``(M,)`` force-angle stability margin [rad] of placed rows (``idx``; None: all N)
-        under the body-frame acceleration ``accel_b`` ``(M, 3)`` (None: at rest)
-        (:func:`~offroad_env.stability.contact_margin`)."""
-        return contact_margin(gc, self._veh, self.cfg.ground == "rigid_contact", accel_b,
-                              self.cfg.gravity, self._edges, idx)
+        return self.model.place(self.state, veh, self.maps, idx)
 
     # ------------------------------------------------------------------ step
     def check_action(self, action) -> tuple[torch.Tensor, torch.Tensor]:
         """``(clipped action, bad-row mask)`` of an ``(N, A)`` action
-        (:func:`~offroad_env.actuation.check_action`)."""
-        return check_action(action, self.n, self.action_dim, self.device, self.dtype,
-                            self.cfg.nan_action)
+        (:class:`~offroad_env.actions.ActionCheck`)."""
+        return self.actions(action)
 
     def step(self, action):
         """Advance every environment one control step.
@@ -414,7 +326,7 @@ class Simulator:
         ``reward/<term>`` ``(N,)``, ``end_reason`` (:class:`~offroad_env.tasks.EndReason`
         codes, int64 ``(N,)``) and ``bad_action`` ``(N,)`` bool.
         """
-        return self.step_checked(*self.check_action(action))
+        return self.step_checked(*self.actions(action))
 
     def step_checked(self, a: torch.Tensor, bad: torch.Tensor):
         """:meth:`step` for an action already validated and clipped (``(N, A)`` on the device,
@@ -441,53 +353,21 @@ class Simulator:
         return obs, reward, term, info
 
     def _advance(self, a: torch.Tensor, bad: torch.Tensor):
-        """One physics step of ``dt`` with the clipped action ``a`` ``(N, A)``: actuation and
-        dynamics, ground following, IMU, rewards and end reasons, observations. Updates
-        :attr:`state`; returns ``(obs, reward, terminated, info)`` as :meth:`step`."""
-        cfg, st = self.cfg, self.state
-        nav = cfg.task.kind == "nav"
-        drive = ACTUATORS[cfg.dynamics](cfg, self.vehicle, self._veh, self.params, st, a)
-        gc = self._place(warm=True)
-        if cfg.dynamics == "skid_steer" or cfg.ground == "rigid_contact" or self.needs_margin:
-            gc = gc.with_loads()  # the next step's wheel loads / this step's stability
-        noise = None if self.params is None else (self.params["accel_noise"],
-                                                  self.params["gyro_noise"])
-        imu = imu_step(st, gc, cfg, noise, cfg.dt)
-        st.contact = gc
-        st.sensor_pos_w, st.sensor_vel_w, st.prev_rot_sw = imu.pos_w, imu.vel_w, imu.rot_sw
-        st.counters, st.accel_bias_s, st.gyro_bias_s = imu.counters, imu.accel_bias_s, \
-            imu.gyro_bias_s
-        st.accel_s, st.gyro_s = imu.accel_s, imu.gyro_s
+        """One physics step of ``dt`` with the clipped action ``a`` ``(N, A)``: actuate and
+        place -> sense -> judge -> observe. Updates :attr:`state`; returns ``(obs, reward,
+        terminated, info)`` as :meth:`step`."""
+        st = self.state
+        motion = self.model.advance(st, self._veh, self.params, self.maps, a,
+                                    want_loads=self.task.needs_margin)
+        for sensor in SENSORS.values():
+            for name, value in sensor.step(st, motion.contact, self.cfg, self.params).items():
+                setattr(st, name, value)
+        st.contact = motion.contact
         st.steps = st.steps + 1
-        dist = torch.linalg.vector_norm(st.goal_w - gc.base_position[:, :2], dim=1)
-        reached = (dist < cfg.task.goal_radius) if nav else torch.zeros_like(dist, dtype=torch.bool)
-        # lost support is judged on a rest only: a pose the step's passes cut short is not one
-        # (its loads are those of a passing attitude; the next step goes on from it)
-        tipped = tasks.tipped_over(gc.roll, gc.pitch, self.roll_limit, self.pitch_limit,
-                                   gc.stable | ~gc.settled if cfg.ground == "rigid_contact"
-                                   else None)
-        vel_b = body_velocity(st, cfg.dynamics)
-        if self.needs_margin:
-            st.accel_b = filter_acceleration(
-                st.accel_b, body_acceleration(vel_b, st.prev_vel_b, cfg.dt), cfg.dt)
-            st.margin = self._margin(gc, st.accel_b)
-            st.unstable_steps = torch.where(st.margin < 0, st.unstable_steps + 1,
-                                            torch.zeros_like(st.unstable_steps))
-            if cfg.task.tip_rule == "force_angle":
-                tipped = tipped | (st.unstable_steps >= self.tip_hold_steps)
-        st.prev_vel_b = vel_b
-        q = tasks.StepQuantities(
-            distance=dist, prev_distance=st.prev_distance, reached=reached, nav=nav,
-            body_velocity=vel_b, command=st.command, roll=gc.roll,
-            pitch=gc.pitch, gyro_s=st.gyro_s, action=a, prev_action=st.prev_action,
-            kappa=drive.kappa, torque=drive.torque, wheel_omega=drive.wheel_omega,
-            tipped=tipped, margin=st.margin, dt=cfg.dt)
-        terms = tasks.reward_terms(q)
-        reward = tasks.weighted_reward(terms, cfg.task.weights)
-        info = {f"reward/{name}": value for name, value in terms.items()}
-        reason = tasks.end_reason(reached, gc.hole, gc.off_map, tipped)
-        st.prev_distance = dist
+        terms, reward, reason = self.task.step(st, motion, a)
+        st.vel_b = motion.vel_b
         st.prev_action = a
+        info = {f"reward/{name}": value for name, value in terms.items()}
         info["end_reason"] = reason
         info["bad_action"] = bad
         return self.observe(), reward, reason > 0, info

@@ -1,29 +1,31 @@
-"""Reward terms, termination predicates and end reasons: small named functions over ``(N,)``
-tensors.
+"""The task: what the vehicle is asked to do and how a step is judged.
 
-Each reward term returns ``(N,)``; :data:`REWARD_TERMS` names them (one entry per field of
-:class:`RewardWeights`, a new term goes in both), :func:`weighted_reward` combines them by
-explicit weights (no hidden scaling by the time step), and the environment reports every term in
-``info``. Terminations return ``(N,)`` bool and are kept apart from truncation (the time limit);
+:class:`Task` is built from the config and owns the goal logic, the tip rules (the static roll
+and pitch limits, lost support, the force-angle margin held negative) with their hold counter,
+the reward terms (:mod:`offroad_env.rewards`) and the end reason. One call per step,
+:meth:`Task.step`, turns the model's step into ``(reward terms, reward, end reasons)``.
+
+Terminations are ``(N,)`` bool and kept apart from truncation (the time limit);
 :class:`EndReason` names why an episode ended.
 """
 
 from __future__ import annotations
 
 import enum
-import math
-from dataclasses import dataclass, fields
-from typing import NamedTuple
 
 import torch
 
-from .physics.vehicle import Vehicle
+from .physics.models import Field
+from .physics.stability import (body_acceleration, contact_margin, edge_table,
+                                filter_acceleration, static_tip_limits)
+from .rewards import (REWARD_TERMS, STABILITY_REF, RewardWeights, StepContext,  # noqa: F401
+                      action_rate_l2, angular_rate_l2, energy, progress_to_goal, reward_term,
+                      reward_terms, slip_l1, stability_shortfall, tilt_l2, velocity_tracking,
+                      weighted_reward)
 
-__all__ = ["RewardWeights", "StepQuantities", "REWARD_TERMS", "reward_terms", "weighted_reward",
-           "progress_to_goal", "goal_reached", "velocity_tracking", "tilt_l2", "angular_rate_l2",
-           "action_rate_l2", "slip_l1", "energy", "tip_over", "static_tip_limits",
-           "tipped_over", "EndReason", "end_reason", "REASONS", "STABILITY_REF",
-           "stability_shortfall", "TIP_RULES"]
+__all__ = ["Task", "TIP_RULES", "EndReason", "REASONS", "end_reason", "tipped_over",
+           "static_tip_limits", "RewardWeights", "REWARD_TERMS", "reward_terms",
+           "weighted_reward", "STABILITY_REF", "StepContext", "TASK_FIELDS"]
 
 #: how tip-over is judged: the static roll/pitch limits (and lost support), or those and the
 #: force-angle margin held negative for ``TaskConfig.tip_hold_time``
@@ -51,195 +53,13 @@ class EndReason(enum.IntEnum):
 REASONS = {int(r): r.label for r in EndReason}
 
 
-@dataclass(frozen=True, kw_only=True)
-class RewardWeights:
-    """Weights of the reward terms (the reward is ``sum_k weight_k * term_k``).
-
-    Attributes (term: what it measures, unit):
-        progress: decrease of the distance to the goal this step [m].
-        goal_reached: 1 on the step the goal is reached.
-        tracking: ``exp(-(v - v_cmd)^2 / 0.25) + exp(-(w - w_cmd)^2 / 0.25)`` (velocity task).
-        tilt: ``roll^2 + pitch^2`` [rad^2].
-        angular_rate: ``gyro_x^2 + gyro_y^2`` [rad^2/s^2] (roll and pitch rates).
-        action_rate: ``|a - a_prev|^2`` (normalised actions).
-        slip: mean ``|kappa|`` over the wheels (skid-steer; 0 for kinematic models).
-        energy: ``sum |T w|`` [W] (skid-steer; 0 for kinematic models).
-        tip_over: 1 on the step the vehicle tips over.
-        stability: ``max(0, STABILITY_REF - margin)`` [rad], how far the force-angle stability
-            margin (:mod:`offroad_env.stability`) is below :data:`STABILITY_REF` (20 deg).
-        time: the step's duration ``dt`` [s]; a negative weight is a cost per second, which makes
-            standing still or circling short of the goal cost something.
-    """
-
-    progress: float = 1.0
-    goal_reached: float = 10.0
-    tracking: float = 0.0
-    tilt: float = -0.05
-    angular_rate: float = -0.005
-    action_rate: float = -0.01
-    slip: float = -0.01
-    energy: float = -1e-4
-    tip_over: float = -10.0
-    stability: float = 0.0
-    time: float = 0.0
-
-    def __post_init__(self):
-        for f in fields(self):
-            v = getattr(self, f.name)
-            if not isinstance(v, (int, float)) or not math.isfinite(v):
-                raise ValueError(f"reward weight {f.name} must be a finite number, got {v!r}")
-
-    def items(self):
-        return [(f.name, getattr(self, f.name)) for f in fields(self)]
-
-
-def progress_to_goal(prev_distance: torch.Tensor, distance: torch.Tensor) -> torch.Tensor:
-    return prev_distance - distance
-
-
-def goal_reached(reached: torch.Tensor, dtype=torch.float32) -> torch.Tensor:
-    return reached.to(dtype)
-
-
-def velocity_tracking(v, w, v_cmd, w_cmd, sigma2: float = 0.25) -> torch.Tensor:
-    return torch.exp(-(v - v_cmd) ** 2 / sigma2) + torch.exp(-(w - w_cmd) ** 2 / sigma2)
-
-
-def tilt_l2(roll, pitch) -> torch.Tensor:
-    return roll * roll + pitch * pitch
-
-
-def angular_rate_l2(gyro: torch.Tensor) -> torch.Tensor:
-    return gyro[:, 0] ** 2 + gyro[:, 1] ** 2
-
-
-def action_rate_l2(action, prev_action) -> torch.Tensor:
-    return ((action - prev_action) ** 2).sum(1)
-
-
-def slip_l1(kappa: torch.Tensor) -> torch.Tensor:
-    return kappa.abs().mean(1)
-
-
-def energy(torque: torch.Tensor, omega: torch.Tensor) -> torch.Tensor:
-    return (torque * omega).abs().sum(1)
-
-
-def tip_over(tipped: torch.Tensor, dtype=torch.float32) -> torch.Tensor:
-    return tipped.to(dtype)
-
-
-#: the stability reward term counts the margin below this angle [rad] (20 deg)
-STABILITY_REF = math.radians(20.0)
-
-
-def stability_shortfall(margin: torch.Tensor) -> torch.Tensor:
-    return torch.clamp(STABILITY_REF - margin, min=0.0)
-
-
-def static_tip_limits(vehicle: Vehicle):
-    """``(roll limit, pitch limit)`` [rad] of static stability on a slope: the angle at which the
-    centre of mass passes over the downhill wheels, ``atan(half track / h)`` and
-    ``atan(CoM-to-axle distance / h)``, ``h`` the CoM height above flat ground.
-
-    Floats for a :class:`Vehicle`; ``(N,)`` tensors for a :class:`VehicleBatch` (per-env mass
-    properties)."""
-    batched = isinstance(vehicle.wheel_radius, torch.Tensor)
-    like = vehicle.wheel_radius if batched else torch.zeros((), dtype=torch.float64)
-    as_t = lambda v: torch.as_tensor(v, dtype=like.dtype, device=like.device)  # noqa: E731
-    cx, cy, cz = (as_t(c) for c in vehicle.com)
-    h = as_t(vehicle.wheel_radius) + cz
-    xs = [p[0] for p in vehicle.wheel_positions]
-    ys = [p[1] for p in vehicle.wheel_positions]
-    lateral = torch.minimum(max(ys) - cy, cy - min(ys))
-    longitudinal = torch.minimum(max(xs) - cx, cx - min(xs))
-    upright = torch.full_like(h, math.pi / 2)
-    roll = torch.where(h > 0, torch.atan2(lateral, h), upright)
-    pitch = torch.where(h > 0, torch.atan2(longitudinal, h), upright)
-    return (roll, pitch) if batched else (float(roll), float(pitch))
-
-
-def tipped_over(roll, pitch, roll_limit, pitch_limit, stable=None) -> torch.Tensor:
-    """True where ``|roll|`` or ``|pitch|`` passes its limit, or static support is lost."""
+def tipped_over(roll, pitch, roll_limit, pitch_limit, lost=None) -> torch.Tensor:
+    """True where ``|roll|`` or ``|pitch|`` passes its limit, or (``lost``, ``(N,)`` bool)
+    static support is lost."""
     out = (roll.abs() > roll_limit) | (pitch.abs() > pitch_limit)
-    if stable is not None:
-        out = out | ~stable
+    if lost is not None:
+        out = out | lost
     return out
-
-
-# ----------------------------------------------------------------------------- the step's terms
-class StepQuantities(NamedTuple):
-    """What the reward terms read after a step, for N environments.
-
-    Attributes:
-        distance, prev_distance: ``(N,)`` base_link-to-goal distance after and before the step [m].
-        reached: ``(N,)`` bool, the goal is reached (always False outside the nav task).
-        nav: the task is navigation (progress counts only there).
-        body_velocity: ``(N, 3)`` forward, left speed [m/s], yaw rate [rad/s].
-        command: ``(N, 2)`` commanded speed [m/s] and yaw rate [rad/s].
-        roll, pitch: ``(N,)`` [rad].
-        gyro_s: ``(N, 3)`` IMU angular rate, sensor frame [rad/s].
-        action, prev_action: ``(N, A)`` clipped actions of this and the previous step.
-        kappa: ``(N, K)`` wheel slip ratios (zeros for kinematic models).
-        torque, wheel_omega: ``(N, K)`` motor torques [N m] and wheel spins [rad/s], or None
-            (kinematic models: no energy).
-        tipped: ``(N,)`` bool, the vehicle tipped over.
-        margin: ``(N,)`` force-angle stability margin [rad] (zeros where not computed).
-        dt: the control step [s].
-    """
-
-    distance: torch.Tensor
-    prev_distance: torch.Tensor
-    reached: torch.Tensor
-    nav: bool
-    body_velocity: torch.Tensor
-    command: torch.Tensor
-    roll: torch.Tensor
-    pitch: torch.Tensor
-    gyro_s: torch.Tensor
-    action: torch.Tensor
-    prev_action: torch.Tensor
-    kappa: torch.Tensor
-    torque: torch.Tensor | None
-    wheel_omega: torch.Tensor | None
-    tipped: torch.Tensor
-    margin: torch.Tensor
-    dt: float
-
-
-def _zeros(q: StepQuantities) -> torch.Tensor:
-    return torch.zeros_like(q.distance)
-
-
-#: ``{name: term(q: StepQuantities) -> (N,)}``, in the order of :class:`RewardWeights`
-REWARD_TERMS = {
-    "progress": lambda q: progress_to_goal(q.prev_distance, q.distance) if q.nav else _zeros(q),
-    "goal_reached": lambda q: goal_reached(q.reached, q.distance.dtype),
-    "tracking": lambda q: velocity_tracking(q.body_velocity[:, 0], q.body_velocity[:, 2],
-                                            q.command[:, 0], q.command[:, 1]),
-    "tilt": lambda q: tilt_l2(q.roll, q.pitch),
-    "angular_rate": lambda q: angular_rate_l2(q.gyro_s),
-    "action_rate": lambda q: action_rate_l2(q.action, q.prev_action),
-    "slip": lambda q: slip_l1(q.kappa),
-    "energy": lambda q: _zeros(q) if q.torque is None else energy(q.torque, q.wheel_omega),
-    "tip_over": lambda q: tip_over(q.tipped, q.distance.dtype),
-    "stability": lambda q: stability_shortfall(q.margin),
-    "time": lambda q: torch.full_like(q.distance, q.dt),
-}
-
-
-def reward_terms(q: StepQuantities) -> dict[str, torch.Tensor]:
-    """Every reward term ``(N,)`` of a step, by name."""
-    return {name: term(q) for name, term in REWARD_TERMS.items()}
-
-
-def weighted_reward(terms: dict[str, torch.Tensor], weights: RewardWeights) -> torch.Tensor:
-    """``sum_k weight_k * term_k`` ``(N,)`` (terms of weight 0 are skipped, not multiplied)."""
-    reward = torch.zeros_like(next(iter(terms.values())))
-    for name, weight in weights.items():
-        if weight:
-            reward = reward + weight * terms[name]
-    return reward
 
 
 def end_reason(goal: torch.Tensor, hole: torch.Tensor, off_map: torch.Tensor,
@@ -252,3 +72,96 @@ def end_reason(goal: torch.Tensor, hole: torch.Tensor, off_map: torch.Tensor,
                        (EndReason.OFF_MAP, off_map), (EndReason.HOLE, hole)):
         reason = torch.where(cond, torch.full_like(reason, int(code)), reason)
     return reason
+
+
+#: the task's own state fields: ``prev_distance`` (base_link to goal after the last step [m]),
+#: ``accel_b`` ``(N, 3)`` (the low-passed body acceleration the force-angle measure reads
+#: [m/s^2]), ``margin`` (the force-angle margin after the last step [rad]; 0 where not
+#: computed), ``unstable_steps`` (consecutive steps of negative margin)
+TASK_FIELDS = {"prev_distance": Field(), "accel_b": Field((3,)), "margin": Field(),
+               "unstable_steps": Field(kind="int64")}
+
+
+class Task:
+    """The task of a :class:`~offroad_env.config.SimConfig` (``cfg.task``) for a vehicle model.
+
+    Attributes: ``nav`` (a navigation task: goals, progress); ``needs_margin`` (the step
+    computes the force-angle margin: for the tip rule, an observation or a reward term);
+    ``tip_hold_steps`` (consecutive steps of negative margin that tip, >= 1);
+    ``roll_limit``/``pitch_limit`` (static tip limits [rad]: floats, or ``(N,)`` with
+    per-environment mass properties, :meth:`set_vehicle`); ``fields`` (its state fields).
+    """
+
+    fields = TASK_FIELDS
+
+    def __init__(self, cfg, vehicle, model, device):
+        t = cfg.task
+        self.cfg, self.config, self.model = cfg, t, model
+        self.nav = t.kind == "nav"
+        self.needs_margin = (t.tip_rule == "force_angle" or "stability" in cfg.terms
+                             or t.weights.stability != 0)
+        self.tip_hold_steps = max(1, int(round(t.tip_hold_time / cfg.dt)))
+        self._edges = edge_table(vehicle, device)
+        self.set_vehicle(vehicle)
+
+    def set_vehicle(self, vehicle) -> None:
+        """Judge ``vehicle`` from now on (a preset, or per-environment mass properties)."""
+        self.vehicle = vehicle
+        self.roll_limit, self.pitch_limit = static_tip_limits(vehicle)
+
+    def margin(self, contact, accel_b: torch.Tensor | None,
+               idx: torch.Tensor | None = None) -> torch.Tensor:
+        """``(M,)`` force-angle margin [rad] of a placement of the rows ``idx`` (None: all N)
+        under the body-frame acceleration ``accel_b`` ``(M, 3)`` (None: at rest)."""
+        return contact_margin(contact, self.vehicle, self.model.support_from_loads, accel_b,
+                              self.cfg.gravity, self._edges, idx)
+
+    def unrestful(self, contact, idx: torch.Tensor | None) -> torch.Tensor:
+        """``(M,)`` bool: placed rows (``idx``, or all) are no stable rest for a spawn: past
+        the static tip limits, or not at rest by the model's own judgement."""
+        def rows(v):
+            return v if idx is None or not isinstance(v, torch.Tensor) else v[idx]
+        bad = tipped_over(contact.roll, contact.pitch, rows(self.roll_limit),
+                          rows(self.pitch_limit))
+        restless = self.model.unrestful(contact)
+        return bad if restless is None else bad | restless
+
+    def start(self, state, contact, idx: torch.Tensor | None) -> dict[str, torch.Tensor]:
+        """The task's fields of episodes starting at ``contact`` (rows ``idx`` of ``state``,
+        None: all), to put into the state."""
+        goal = state.goal_w if idx is None else state.goal_w[idx]
+        rows = {"margin": self.margin(contact, None, idx)} if self.needs_margin else {}
+        rows["prev_distance"] = torch.linalg.vector_norm(goal - contact.base_position[:, :2],
+                                                         dim=1)
+        return rows
+
+    def step(self, state, motion, action: torch.Tensor
+             ) -> tuple[dict[str, torch.Tensor], torch.Tensor, torch.Tensor]:
+        """Judge a step: ``(terms {name: (N,)}, reward (N,), end reason (N,) int64)``.
+
+        ``state``: after the model's step and the sensors (its ``vel_b`` and ``prev_action``
+        still the last step's); ``motion``: the model's
+        :class:`~offroad_env.physics.models.ModelStep`; ``action``: ``(N, A)`` clipped. Writes
+        the task's fields of ``state``."""
+        cfg, st, gc = self.cfg, state, motion.contact
+        dist = torch.linalg.vector_norm(st.goal_w - gc.base_position[:, :2], dim=1)
+        reached = ((dist < self.config.goal_radius) if self.nav
+                   else torch.zeros_like(dist, dtype=torch.bool))
+        tipped = tipped_over(gc.roll, gc.pitch, self.roll_limit, self.pitch_limit,
+                             self.model.lost_support(gc))
+        if self.needs_margin:
+            acc = (motion.accel_b if motion.accel_b is not None
+                   else body_acceleration(motion.vel_b, st.vel_b, cfg.dt))
+            st.accel_b = filter_acceleration(st.accel_b, acc, cfg.dt)
+            st.margin = self.margin(gc, st.accel_b)
+            st.unstable_steps = torch.where(st.margin < 0, st.unstable_steps + 1,
+                                            torch.zeros_like(st.unstable_steps))
+            if self.config.tip_rule == "force_angle":
+                tipped = tipped | (st.unstable_steps >= self.tip_hold_steps)
+        ctx = StepContext(state=st, motion=motion, action=action, distance=dist,
+                          reached=reached, tipped=tipped, nav=self.nav, dt=cfg.dt)
+        terms = reward_terms(ctx)
+        reward = weighted_reward(terms, self.config.weights)
+        reason = end_reason(reached, gc.hole, gc.off_map, tipped)
+        st.prev_distance = dist
+        return terms, reward, reason

@@ -46,7 +46,7 @@ def test_the_foot_of_a_wall_is_not_a_tip_over_until_a_limit_is_passed():
     env.reset(seed=0, options={"start_pose": torch.tensor([[0.0, 0.0, 0.0]])})
     reason, roll, pitch, settled = _drive(env, [0.5, 0.0], 300)
     assert reason == EndReason.TIP_OVER
-    assert pitch > env.sim.pitch_limit or roll > env.sim.roll_limit or settled, (pitch, settled)
+    assert pitch > env.sim.task.pitch_limit or roll > env.sim.task.roll_limit or settled, (pitch, settled)
 
 
 def test_every_rigid_spawn_is_a_stable_rest_and_no_episode_ends_on_its_first_step():
@@ -55,7 +55,7 @@ def test_every_rigid_spawn_is_a_stable_rest_and_no_episode_ends_on_its_first_ste
     v = env.state_view()
     c = v.contact
     assert bool(c.converged.all() & c.stable.all() & ~c.hole.any())
-    assert bool((v.roll.abs() < env.sim.roll_limit).all() & (v.pitch.abs() < env.sim.pitch_limit)
+    assert bool((v.roll.abs() < env.sim.task.roll_limit).all() & (v.pitch.abs() < env.sim.task.pitch_limit)
                 .all())
     _, _, term, _, info = env.step(torch.zeros(2048, 2))
     assert not bool(term.any()), info["end_reason"][term].tolist()

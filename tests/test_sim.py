@@ -13,7 +13,8 @@ from offroad_env.config import HeightScanConfig, SimConfig, TaskConfig
 from offroad_env.config import OBS_TERMS
 from offroad_env.dynamics import SkidSteerParams
 from offroad_env.observations import TERMS
-from offroad_env.state import STREAM_FIELDS, SimState
+from offroad_env.physics.models import MODELS
+from offroad_env.state import CORE_FIELDS, STREAM_FIELDS, SimState, join_fields
 from offroad_env.vehicle import husky
 
 FLAT = terrain.FlatConfig(size=(20.0, 20.0), resolution=(0.1, 0.1))
@@ -28,7 +29,8 @@ def sim(n=4, dtype=torch.float32, **kw):
 
 # ------------------------------------------------------------------ state
 def test_state_put_restart_and_restore_take_rows_and_keep_layouts():
-    st = SimState.zeros(4, 4, 2)
+    fields = join_fields(("core", CORE_FIELDS), ("skid", MODELS["skid_steer"].fields))
+    st = SimState.zeros(4, 4, 2, fields=fields)
     assert st.wheel_omega.shape == (4, 4) and st.wheel_omega.stride() == (1, 4)
     mask = torch.tensor([True, False, True, False])
     st.put(mask, x=torch.arange(4.0), goal_w=torch.ones(4, 2))
@@ -55,11 +57,10 @@ def test_every_state_field_restarts_on_reset_except_the_streams():
     before = s.state.copy()
     s.reset(torch.tensor([True, False]))
     st = s.state
-    for f in dataclasses.fields(SimState):
-        new, old = getattr(st, f.name), getattr(before, f.name)
-        if f.name == "contact":
-            continue
-        assert torch.equal(new[1], old[1]), f.name  # the other row is untouched
+    assert {"wheel_omega", "accel_bias_s", "margin", "keys"} <= set(st.fields)
+    for name in st.fields:
+        new, old = getattr(st, name), getattr(before, name)
+        assert torch.equal(new[1], old[1]), name  # the other row is untouched
     assert st.steps[0] == 0 and (st.wheel_omega[0] == 0).all() and st.vx_b[0] == 0
     assert (st.counters[0] > before.counters[0])  # the stream goes on
 

@@ -87,8 +87,8 @@ def test_randomized_loads_sum_to_each_envs_weight_and_tip_limits_follow_the_com(
                                 com=tuple(float(c) for c in com[i]),
                                 wheel_radius=float(env.params["wheel_radius"][i]))
         r_lim, p_lim = tasks.static_tip_limits(v)
-        assert float(sim.roll_limit[i]) == pytest.approx(r_lim, rel=1e-5)
-        assert float(sim.pitch_limit[i]) == pytest.approx(p_lim, rel=1e-5)
+        assert float(sim.task.roll_limit[i]) == pytest.approx(r_lim, rel=1e-5)
+        assert float(sim.task.pitch_limit[i]) == pytest.approx(p_lim, rel=1e-5)
 
 
 def test_randomized_wheel_radius_lifts_the_vehicle_on_flat_ground():

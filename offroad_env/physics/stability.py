@@ -17,7 +17,7 @@ the minimum over the edges. Closed forms (flat ground, a rectangle of half track
 height ``h``): at rest the margin about a side edge is ``atan(t / h)``; a lateral acceleration
 ``a_y`` leaves ``atan(t / h) - atan(a_y / g)``, 0 at ``a_y / g = t / h``; at rest on a side slope
 of angle ``beta`` it is ``atan(t / h) - beta``, 0 at ``tan(beta) = t / h`` (the static roll limit
-of :func:`offroad_env.tasks.static_tip_limits`).
+of :func:`static_tip_limits`).
 
 The acceleration comes from the dynamics: the body-frame velocity ``(v_x, v_y)`` and yaw rate
 ``w`` of two steps give ``acc_b = (dv_x/dt - w v_y, dv_y/dt + w v_x, 0)`` (longitudinal and
@@ -36,12 +36,13 @@ of the line's pairs, which is negative unless the CoM is exactly over it.
 from __future__ import annotations
 
 import itertools
+import math
 
 import torch
 
 from .vehicle import Vehicle
 
-__all__ = ["EdgeTable", "edge_table", "force_angle_margin", "contact_margin",
+__all__ = ["static_tip_limits", "EdgeTable", "edge_table", "force_angle_margin", "contact_margin",
            "body_acceleration", "filter_acceleration", "LOAD_SHARE", "ACCEL_TIME", "ROCK_GAP"]
 
 #: a rigid rest's support polygon includes wheels within this many wheel radii of the ground:
@@ -51,6 +52,28 @@ ROCK_GAP = 2.0
 
 #: a wheel carries load where its normal force exceeds this share of an equal split of m g
 LOAD_SHARE = 1e-3
+
+
+def static_tip_limits(vehicle: Vehicle):
+    """``(roll limit, pitch limit)`` [rad] of static stability on a slope: the angle at which the
+    centre of mass passes over the downhill wheels, ``atan(half track / h)`` and
+    ``atan(CoM-to-axle distance / h)``, ``h`` the CoM height above flat ground.
+
+    Floats for a :class:`Vehicle`; ``(N,)`` tensors for a :class:`VehicleBatch` (per-env mass
+    properties)."""
+    batched = isinstance(vehicle.wheel_radius, torch.Tensor)
+    like = vehicle.wheel_radius if batched else torch.zeros((), dtype=torch.float64)
+    as_t = lambda v: torch.as_tensor(v, dtype=like.dtype, device=like.device)  # noqa: E731
+    cx, cy, cz = (as_t(c) for c in vehicle.com)
+    h = as_t(vehicle.wheel_radius) + cz
+    xs = [p[0] for p in vehicle.wheel_positions]
+    ys = [p[1] for p in vehicle.wheel_positions]
+    lateral = torch.minimum(max(ys) - cy, cy - min(ys))
+    longitudinal = torch.minimum(max(xs) - cx, cx - min(xs))
+    upright = torch.full_like(h, math.pi / 2)
+    roll = torch.where(h > 0, torch.atan2(lateral, h), upright)
+    pitch = torch.where(h > 0, torch.atan2(longitudinal, h), upright)
+    return (roll, pitch) if batched else (float(roll), float(pitch))
 
 
 class EdgeTable:

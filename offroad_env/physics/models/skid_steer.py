@@ -1,0 +1,49 @@
+"""Skid-steer: a planar rigid body on K wheels with wheel spin and slip
+(:func:`~offroad_env.physics.dynamics.skid_steer_step`, ``cfg.skid``, ``cfg.substeps``), driven
+with the normal loads of the last placement, then placed by ground following.
+
+Action ``(left, right)`` in [-1, 1]: wheel-speed targets scaled by ``max_speed / wheel_radius``
+(the nominal vehicle's radius). State: the centre of mass's body-frame velocity ``vx_b``,
+``vy_b`` [m/s], ``yaw_rate`` [rad/s] and the wheel spins ``wheel_omega`` ``(N, K)`` [rad/s].
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ..dynamics import SkidSteerState, side_targets, skid_steer_step
+from .base import Drive, Field, register_model
+from .ground_following import GroundFollowing
+
+__all__ = ["SkidSteer"]
+
+
+@register_model
+class SkidSteer(GroundFollowing):
+    name = "skid_steer"
+    action_labels = ("left wheel speed", "right wheel speed")
+    fields = {"vx_b": Field(), "vy_b": Field(), "yaw_rate": Field(),
+              "wheel_omega": Field(("K",), wheel_major=True)}
+    needs_loads = True
+
+    def planar_step(self, state, vehicle, params, a):
+        """The targets scale with the nominal vehicle's wheel radius; the physics uses
+        ``vehicle`` (which may carry per-environment mass properties) and ``params``'
+        per-environment friction."""
+        cfg, nominal = self.cfg, self.vehicle
+        targets = side_targets(nominal, a[:, 0], a[:, 1]) * (
+            cfg.max_speed / max(nominal.wheel_radius, 1e-3))
+        gc = state.contact
+        s0 = SkidSteerState(state.x, state.y, state.yaw, state.vx_b, state.vy_b, state.yaw_rate,
+                            state.wheel_omega)
+        s, info = skid_steer_step(
+            vehicle, cfg.skid, s0, None, gc.normal_force, gc.roll, gc.pitch, cfg.dt,
+            substeps=cfg.substeps, speed_targets=targets,
+            mu=None if params is None else params["friction"], gravity=cfg.gravity)
+        state.x, state.y, state.yaw = s.x, s.y, s.yaw
+        state.vx_b, state.vy_b, state.yaw_rate, state.wheel_omega = s.vx, s.vy, s.yaw_rate, \
+            s.wheel_omega
+        return Drive(info["kappa"], info["torque"], s.wheel_omega)
+
+    def body_velocity(self, state):
+        return torch.stack((state.vx_b, state.vy_b, state.yaw_rate), 1)
