@@ -23,6 +23,7 @@ import os
 import gymnasium as gym
 import torch
 
+from .devices import check_device
 from .config import HeightScanConfig, ImuConfig, SimConfig, TaskConfig, make_config
 from .env import OffroadEnv
 from .physics.ground import GroundContact, four_wheel, place, rigid_contact
@@ -36,7 +37,7 @@ __version__ = "0.1.0"
 __all__ = ["Vehicle", "husky", "six_wheel_rover", "eight_wheel_rover", "rc_truck", "preset",
            "GroundContact", "four_wheel", "rigid_contact", "place", "SimConfig", "TaskConfig",
            "ImuConfig", "HeightScanConfig", "Simulator", "make_config", "EndReason", "OffroadEnv",
-           "OffroadVectorEnv", "ENV_IDS"]
+           "OffroadVectorEnv", "ENV_IDS", "check_device"]
 
 def _one_thread_after_fork() -> None:
     """In a forked child (gymnasium's async vector env forks by default), torch's intra-op

@@ -16,65 +16,33 @@ import torch
 import gymnasium as gym
 from gymnasium import spaces
 
-from . import rng as rngmod
-from .bookkeeping import SimulatorSeams, time_limit
-from .config import SimConfig, make_config
-from .render import Renderer
-from .sim import Simulator
+from .config import SimConfig
+from .seams import SimulatorEnvBase, time_limit
 from .tasks import EndReason
 
 __all__ = ["OffroadEnv"]
 
 
-class OffroadEnv(SimulatorSeams, gym.Env):
+class OffroadEnv(SimulatorEnvBase, gym.Env):
     """One off-road vehicle. Args as :class:`OffroadVectorEnv` without ``num_envs``; the public
-    seams (:class:`~offroad_env.bookkeeping.SimulatorSeams`) work on N = 1 tensors."""
-
-    metadata = {"render_modes": ["rgb_array"], "render_fps": 20}
+    seams (:class:`~offroad_env.seams.SimulatorSeams`) work on N = 1 tensors."""
 
     def __init__(self, task: str = "nav", config: SimConfig | None = None,
                  render_mode: str | None = None, max_episode_steps: int | None = None,
                  compile: bool = False, **overrides):
-        cfg = make_config(task, config, **overrides)
-        if max_episode_steps is not None and (int(max_episode_steps) != max_episode_steps
-                                              or max_episode_steps < 1):
-            raise ValueError(f"max_episode_steps must be an int >= 1 or None, got "
-                             f"{max_episode_steps!r}")
-        if render_mode not in (None, "rgb_array"):
-            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
-        self.sim = Simulator(cfg, 1, device="cpu", dtype=torch.float32, compile=compile)
-        self.render_mode = render_mode
-        self.max_episode_steps = max_episode_steps
+        self._build(task, config, 1, max_episode_steps, render_mode, "cpu", torch.float32,
+                    compile, overrides)
         lo, hi = self.sim.obs_bounds()
         self.observation_space = spaces.Box(lo, hi, dtype=np.float32)
         self.action_space = spaces.Box(-1.0, 1.0, (self.sim.action_dim,), np.float32)
-        self._seeded = False
-        self._renderer = Renderer(self.sim) if render_mode else None
         self._all = torch.ones(1, dtype=torch.bool)
-        self._no_bad = torch.zeros(1, dtype=torch.bool)
         self._reward_keys = [f"reward/{name}" for name in self.reward_terms]
-
-    @property
-    def config(self) -> SimConfig:
-        return self.sim.cfg
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """``options["start_pose"]``: optional world ``(x, y, yaw)`` replacing the random spawn;
         ``options["goal"]``: optional world ``(x, y)`` goal replacing the drawn one."""
-        super().reset(seed=seed)
-        if seed is not None:
-            self.sim.set_keys(rngmod.keys_from_seeds([int(seed)]), self._all)
-            self._seeded = True
-        elif not self._seeded:
-            self.sim.set_keys(rngmod.random_keys(self.np_random, 1), self._all)
-            self._seeded = True
-        start = (options or {}).get("start_pose")
-        if start is not None:
-            start = torch.as_tensor(np.asarray(start, dtype=np.float64).reshape(1, -1))
-        goal = (options or {}).get("goal")
-        if goal is not None:
-            goal = torch.as_tensor(np.asarray(goal, dtype=np.float64).reshape(1, -1))
-        obs = self.sim.reset(self._all, start, goal)
+        self._seed(seed, self._all, lambda s: gym.Env.reset(self, seed=s))
+        obs = self.sim.reset(self._all, *self._start_options(options))
         if self._renderer is not None:
             self._renderer.clear()
             self._renderer.record(0)
@@ -84,19 +52,9 @@ class OffroadEnv(SimulatorSeams, gym.Env):
         if isinstance(action, torch.Tensor):
             action = action.detach().cpu().numpy()
         raw = np.asarray(action)
-        if raw.dtype.kind not in "fiu":
-            raise ValueError(f"action {action!r} is not an array of real numbers (dtype "
-                             f"{raw.dtype}); expected {self.action_space.shape} floats in [-1, 1]")
-        with np.errstate(over="ignore"):
-            a = raw.astype(np.float32)
-        if a.shape != self.action_space.shape:
-            raise ValueError(f"action must have shape {self.action_space.shape}, got {a.shape}")
-        if np.isfinite(a).all():  # the common case, checked in numpy (no tensor round trip)
-            at = torch.from_numpy(np.clip(a, -1.0, 1.0).reshape(1, -1))
-            obs, reward, terminated, info = self.sim.step_checked(at, self._no_bad)
-        else:  # the simulator raises, or zeroes and flags it (nan_action="zero")
-            obs, reward, terminated, info = self.sim.step(
-                torch.from_numpy(np.ascontiguousarray(raw).reshape(1, -1)))
+        if raw.dtype.kind in "fiu" and raw.shape != self.action_space.shape:
+            raise ValueError(f"action must have shape {self.action_space.shape}, got {raw.shape}")
+        obs, reward, terminated, info = self.sim.step(raw.reshape(1, -1))
         keys = self._reward_keys
         truncated, reason = time_limit(self.sim.state.steps, terminated, info["end_reason"],
                                        self.max_episode_steps)

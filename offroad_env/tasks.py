@@ -18,9 +18,7 @@ import torch
 from .physics.models import Field
 from .physics.stability import (body_acceleration, contact_margin, edge_table,
                                 filter_acceleration, static_tip_limits)
-from .rewards import (REWARD_TERMS, STABILITY_REF, RewardWeights, StepContext,  # noqa: F401
-                      action_rate_l2, angular_rate_l2, energy, progress_to_goal, reward_term,
-                      reward_terms, slip_l1, stability_shortfall, tilt_l2, velocity_tracking,
+from .rewards import (REWARD_TERMS, STABILITY_REF, RewardWeights, StepContext, reward_terms,
                       weighted_reward)
 
 __all__ = ["Task", "TIP_RULES", "EndReason", "REASONS", "end_reason", "tipped_over",

@@ -33,11 +33,8 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from . import rng as rngmod
-from .bookkeeping import SimulatorSeams, time_limit
-from .config import SimConfig, make_config
-from .render import Renderer
-from .sim import Simulator
+from .config import SimConfig
+from .seams import SimulatorEnvBase, reset_mask, time_limit
 
 __all__ = ["OffroadVectorEnv"]
 
@@ -52,10 +49,10 @@ def _masked(info: dict, mask: torch.Tensor) -> dict:
     return out
 
 
-class OffroadVectorEnv(SimulatorSeams, VectorEnv):
+class OffroadVectorEnv(SimulatorEnvBase, VectorEnv):
     """N off-road vehicles as one batched torch environment. See the module docstring; wrappers
     and training reach the simulator through the public seams of
-    :class:`~offroad_env.bookkeeping.SimulatorSeams` (``env.unwrapped.state_view()``, ...).
+    :class:`~offroad_env.seams.SimulatorSeams` (``env.unwrapped.state_view()``, ...).
 
     Args:
         num_envs: N.
@@ -77,20 +74,12 @@ class OffroadVectorEnv(SimulatorSeams, VectorEnv):
                  autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
                  device="cpu", dtype=torch.float32, render_mode: str | None = None,
                  compile: bool = False, **overrides):
-        cfg = make_config(task, config, **overrides)
-        if max_episode_steps is not None and (int(max_episode_steps) != max_episode_steps
-                                              or max_episode_steps < 1):
-            raise ValueError(f"max_episode_steps must be an int >= 1 or None, got "
-                             f"{max_episode_steps!r}")
-        if render_mode not in (None, "rgb_array"):
-            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
-        self.sim = Simulator(cfg, num_envs, device=device, dtype=dtype, compile=compile)
+        self._build(task, config, num_envs, max_episode_steps, render_mode, device, dtype,
+                    compile, overrides)
         self.num_envs = self.sim.n
         self.device = self.sim.device
-        self.max_episode_steps = max_episode_steps
         self.autoreset_mode = AutoresetMode(autoreset_mode)
         self.metadata = dict(self.metadata, autoreset_mode=self.autoreset_mode)
-        self.render_mode = render_mode
         lo, hi = self.sim.obs_bounds()
         self.single_observation_space = spaces.Box(lo, hi, dtype=np.float32)
         self.single_action_space = spaces.Box(-1.0, 1.0, (self.sim.action_dim,), np.float32)
@@ -98,26 +87,9 @@ class OffroadVectorEnv(SimulatorSeams, VectorEnv):
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._done = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
         self._end_reasons = torch.zeros(self.num_envs, dtype=torch.int64, device=self.device)
-        self._seeded = False
-        self._renderer = Renderer(self.sim) if render_mode else None
         self.closed = False
 
-    @property
-    def config(self) -> SimConfig:
-        return self.sim.cfg
-
     # ------------------------------------------------------------------ reset
-    def _reset_mask(self, options) -> torch.Tensor:
-        if not options or options.get("reset_mask") is None:
-            return torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
-        m = torch.as_tensor(options["reset_mask"], device=self.device)
-        if m.dtype != torch.bool or m.shape != (self.num_envs,):
-            raise ValueError(f"options['reset_mask'] must be a bool array of shape "
-                             f"({self.num_envs},), got {m.dtype} {tuple(m.shape)}")
-        if not bool(m.any()):
-            raise ValueError("options['reset_mask'] selects no sub-environment")
-        return m
-
     def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
         """Reset all sub-environments, or those of ``options["reset_mask"]``.
 
@@ -128,34 +100,9 @@ class OffroadVectorEnv(SimulatorSeams, VectorEnv):
         ``seed``: an int (sub-env i gets ``seed + i``), a list of N ints or Nones, or None
         (continue each sub-env's stream; the first reset draws keys from ``np_random``).
         """
-        mask = self._reset_mask(options)
-        if isinstance(seed, (list, tuple)):
-            if len(seed) != self.num_envs:
-                raise ValueError(f"a list of seeds needs {self.num_envs} entries, got {len(seed)}")
-            given = torch.tensor([s is not None for s in seed], device=self.device)
-            vals = [s if s is not None else 0 for s in seed]
-            super().reset(seed=None)
-            keys = rngmod.keys_from_seeds(vals, self.device)
-            if not self._seeded:
-                unseeded = rngmod.random_keys(self.np_random, self.num_envs, self.device)
-                keys = torch.where(given, keys, unseeded)
-                given = torch.ones_like(given)
-            self.sim.set_keys(keys, mask & given)
-            self._seeded = True
-        elif seed is not None:
-            super().reset(seed=int(seed))
-            seeds = int(seed) + torch.arange(self.num_envs, dtype=torch.int64)
-            self.sim.set_keys(rngmod.keys_from_seeds(seeds, self.device), mask)
-            self._seeded = True
-        elif not self._seeded:
-            super().reset(seed=None)
-            self.sim.set_keys(rngmod.random_keys(self.np_random, self.num_envs, self.device),
-                              torch.ones_like(mask))
-            self._seeded = True
-        start = (options or {}).get("start_pose")
-        goal = (options or {}).get("goal")
-        obs = self.sim.reset(mask, None if start is None else torch.as_tensor(start),
-                             None if goal is None else torch.as_tensor(goal))
+        mask = reset_mask(options, self.num_envs, self.device, check=True)
+        self._seed(seed, mask, lambda s: VectorEnv.reset(self, seed=s))
+        obs = self.sim.reset(mask, *self._start_options(options))
         self._done = self._done & ~mask
         if self._renderer is not None and bool(mask[0]):
             self._renderer.clear()
@@ -171,12 +118,6 @@ class OffroadVectorEnv(SimulatorSeams, VectorEnv):
     def step(self, actions):
         if self.closed:
             raise RuntimeError("step() on a closed environment")
-        if not isinstance(actions, torch.Tensor) and actions is not None:
-            try:
-                actions = torch.as_tensor(np.asarray(actions), device=self.device)
-            except (TypeError, ValueError, RuntimeError) as exc:
-                raise ValueError(f"actions must be a ({self.num_envs}, 2) array of numbers: "
-                                 f"{exc}") from None
         mode = self.autoreset_mode
         if mode == AutoresetMode.DISABLED and bool(self._done.any()):
             idx = torch.nonzero(self._done).flatten().tolist()

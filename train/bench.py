@@ -41,13 +41,14 @@ from offroad_env import OffroadVectorEnv, make_config
 from offroad_env.config import family_config
 from offroad_env.tasks import EndReason
 
-from .evaluate import heuristic_policy, random_policy
+from .outcomes import Outcomes
+from .policies import BASELINES, baseline, careful_policy  # noqa: F401  (re-exported)
 
 __all__ = ["SuiteSpec", "load_suite", "suite_tasks", "run_suite", "careful_policy", "main",
            "SUITES_DIR", "POLICIES"]
 
 SUITES_DIR = Path(__file__).parent / "suites"
-POLICIES = ("random", "heuristic", "careful")
+POLICIES = tuple(BASELINES)
 
 
 @dataclass(frozen=True)
@@ -186,49 +187,6 @@ def suite_tasks(spec: SuiteSpec, maps: terrain_pkg.HeightMap) -> dict[str, np.nd
     return {k: np.asarray(v) for k, v in out.items()}
 
 
-def careful_policy(env, margin_deg: float = 30.0, steep_deg: float = 25.0, gain: float = 2.0):
-    """Slope-aware heuristic: drive at the goal, but where the ground ahead (a plane fitted to
-    the height scan) is steeper than ``steep_deg`` or the stability margin is below
-    ``margin_deg``, slow to 0.3 and turn towards the flatter half of the scan (left or right),
-    away from the slope. Needs the ``goal``, ``height_scan`` and ``stability`` observation
-    terms (the traverse task has them)."""
-    base = env.unwrapped
-    layout = {name: (a, b) for name, a, b in base.obs_layout}
-    for term in ("goal", "height_scan", "stability"):
-        if term not in layout:
-            raise ValueError(f"the careful heuristic needs the {term!r} observation term")
-    scan = base.config.height_scan
-    nx, ny = scan.shape
-    gx = (torch.arange(nx, dtype=torch.float32) - 0.5 * (nx - 1)) * scan.resolution
-    gy = (torch.arange(ny, dtype=torch.float32) - 0.5 * (ny - 1)) * scan.resolution
-    GX, GY = (t.reshape(-1) for t in torch.meshgrid(gx, gy, indexing="ij"))
-    left, right = GY > 0, GY < 0
-    g0 = layout["goal"][0]
-    s0, s1 = layout["height_scan"]
-    m0 = layout["stability"][0]
-    tan_steep = math.tan(math.radians(steep_deg))
-    low = math.radians(margin_deg)
-
-    def tilt(h, sel):
-        """Steepness of the plane fitted to the scan points ``sel``."""
-        x, y = GX[sel].to(h), GY[sel].to(h)
-        x, y = x - x.mean(), y - y.mean()
-        hs = h[:, sel] - h[:, sel].mean(1, keepdim=True)
-        return torch.hypot((hs * x).sum(1) / (x * x).sum(), (hs * y).sum(1) / (y * y).sum())
-
-    def act(obs):
-        goal = obs[:, g0:g0 + 2]
-        h = obs[:, s0:s1]
-        risky = (tilt(h, torch.ones_like(left)) > tan_steep) | (obs[:, m0] < low)
-        to_goal = torch.atan2(goal[:, 1], goal[:, 0])
-        away = torch.where(tilt(h, left) < tilt(h, right), 1.0, -1.0).to(h)
-        w = torch.where(risky, away, (gain * to_goal).clamp(-1.0, 1.0))
-        v = torch.where(to_goal.abs() < math.pi / 4, 1.0, 0.3).to(h)
-        v = torch.where(risky, torch.full_like(v, 0.3), v)
-        return torch.stack((v, w), 1)
-    return act
-
-
 def _wilson(k: int, n: int) -> list[float]:
     """95 % Wilson score interval of ``k`` successes in ``n``."""
     if n == 0:
@@ -277,23 +235,16 @@ def run_suite(spec: SuiteSpec, policy, device="cpu") -> dict:
     obs, _ = env.reset(seed=spec.seed, options={
         "start_pose": torch.as_tensor(tasks["start"], dtype=f64),
         "goal": torch.as_tensor(tasks["goal"], dtype=f64)})
-    if policy == "random":
-        act = random_policy(spec.seed)
-    elif policy == "heuristic":
-        act = heuristic_policy(env)
-    elif policy == "careful":
-        act = careful_policy(env)
+    if isinstance(policy, str) and policy in BASELINES:
+        act = baseline(policy, env, spec.seed)
     elif callable(policy):
         act = policy(env)
     else:
         raise ValueError(f"policy must be one of {POLICIES} or a function, got {policy!r}")
     cfg = base.config
     g, dt, mass = cfg.gravity, cfg.dt, base.vehicle.mass
-    active = torch.ones(T, dtype=torch.bool)
-    reason = torch.zeros(T, dtype=torch.int64)
-    length = torch.zeros(T, dtype=torch.int64)
-    zeros = lambda: torch.zeros(T, dtype=f64)  # noqa: E731
-    roll_sum, pitch_sum, roll_max, pitch_max, energy = (zeros() for _ in range(5))
+    out = Outcomes(T)
+    energy = torch.zeros(T, dtype=f64)
     min_margin = torch.full((T,), math.inf, dtype=f64)
     m0 = {n: a for n, a, _ in base.obs_layout}["stability"]
     min_margin = torch.minimum(min_margin, obs[:, m0].double().cpu())
@@ -302,13 +253,7 @@ def run_suite(spec: SuiteSpec, policy, device="cpu") -> dict:
         for _ in range(base.max_episode_steps):
             obs, r, term, trunc, info = env.step(act(obs))
             view = base.state_view()
-            ar, ap = view.roll.abs().double().cpu(), view.pitch.abs().double().cpu()
-            live = active
-            length += live.to(torch.int64)
-            roll_sum += torch.where(live, ar, 0.0)
-            pitch_sum += torch.where(live, ap, 0.0)
-            roll_max = torch.where(live, torch.maximum(roll_max, ar), roll_max)
-            pitch_max = torch.where(live, torch.maximum(pitch_max, ap), pitch_max)
+            live = out.add(r, view.roll, view.pitch, term | trunc, info["end_reason"])
             # the observed margin is this step's (the reset of a finished task comes later)
             min_margin = torch.where(live, torch.minimum(min_margin, obs[:, m0].double().cpu()),
                                      min_margin)
@@ -317,17 +262,16 @@ def run_suite(spec: SuiteSpec, policy, device="cpu") -> dict:
             power = (mass * (a_x - g * torch.sin(view.pitch.double().cpu())) * v).clamp_min(0)
             energy += torch.where(live, power * dt, 0.0)
             v_prev = v
-            done = (term | trunc).cpu() & active
-            reason = torch.where(done, info["end_reason"].cpu(), reason)
-            active &= ~done
-            if not bool(active.any()):
+            if not bool(out.active.any()):
                 break
     env.close()
-    reason = torch.where(active, torch.full_like(reason, int(EndReason.TIME_LIMIT)), reason)
-    per = {"reason": reason.numpy(), "length": length.numpy(),
-           "mean_roll": np.degrees((roll_sum / length.clamp_min(1)).numpy()),
-           "mean_pitch": np.degrees((pitch_sum / length.clamp_min(1)).numpy()),
-           "max_roll": np.degrees(roll_max.numpy()), "max_pitch": np.degrees(pitch_max.numpy()),
+    out.finish()  # tasks that ran out of steps
+    length = out.length
+    per = {"reason": out.reason.numpy(), "length": length.numpy(),
+           "mean_roll": np.degrees((out.roll_sum / length.clamp_min(1)).numpy()),
+           "mean_pitch": np.degrees((out.pitch_sum / length.clamp_min(1)).numpy()),
+           "max_roll": np.degrees(out.roll_max.numpy()),
+           "max_pitch": np.degrees(out.pitch_max.numpy()),
            "min_margin": np.degrees(min_margin.numpy()), "energy": energy.numpy()}
     fam, lev = tasks["family"], tasks["level"]
     table = {}
@@ -404,7 +348,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _policy(name: str, device):
     if name in POLICIES:
         return name
-    from .ppo import load_checkpoint
+    from .checkpoint import load_checkpoint
 
     def make(env):
         agent, _ = load_checkpoint(name, env, device)  # the layout must be the suite env's

@@ -13,7 +13,7 @@ import torch
 from .agent import Agent
 
 __all__ = ["CHECKPOINT_FORMAT", "CheckpointError", "obs_layout", "save_checkpoint",
-           "load_checkpoint"]
+           "load_checkpoint", "config_to_plain", "sim_config_plain"]
 
 CHECKPOINT_FORMAT = "offroad-env-ppo-1"
 
@@ -33,7 +33,7 @@ def save_checkpoint(path: Path, agent: Agent, optimizer, cfg, layout, iteration:
         "format": CHECKPOINT_FORMAT,
         "model": agent.state_dict(),
         "optimizer": optimizer.state_dict() if optimizer is not None else None,
-        "config": _config_to_plain(cfg),
+        "config": config_to_plain(cfg),
         "obs_layout": layout,
         "obs_dim": int(agent.obs_mean.numel()),
         "act_dim": int(agent.actor_log_std.numel()),
@@ -84,7 +84,7 @@ def load_checkpoint(path, env=None, device="cpu") -> tuple[Agent, dict]:
     return agent, state
 
 
-def _sim_config_plain(sim_cfg) -> dict:
+def sim_config_plain(sim_cfg) -> dict:
     """The environment's full resolved SimConfig as JSON-able values (a given height map by
     its description)."""
     out = {}
@@ -100,7 +100,7 @@ def _sim_config_plain(sim_cfg) -> dict:
     return out
 
 
-def _config_to_plain(cfg) -> dict:
+def config_to_plain(cfg) -> dict:
     d = dataclasses.asdict(cfg)
     d["hidden"] = list(d["hidden"])
     return d

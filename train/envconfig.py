@@ -22,6 +22,8 @@ import dataclasses
 import math
 from pathlib import Path
 
+import gymnasium as gym
+
 import terrain as terrain_pkg
 from offroad_env import ENV_IDS, SimConfig, TaskConfig, make_config
 from offroad_env.cli import add_config_options
@@ -29,7 +31,7 @@ from offroad_env.config import DYNAMICS, GROUND_METHODS, OBS_TERMS
 from offroad_env.dynamics import INTEGRATORS
 from offroad_env.tasks import TIP_RULES, RewardWeights
 
-__all__ = ["add_env_arguments", "env_spec_from_args", "env_kwargs", "SIM_FIELDS"]
+__all__ = ["add_env_arguments", "env_spec_from_args", "env_kwargs", "SIM_FIELDS", "check_env_id"]
 
 #: the SimConfig fields offered as options
 SIM_FIELDS = ("vehicle", "dynamics", "ground", "integrator", "dt", "max_speed", "max_yaw_rate",
@@ -144,3 +146,12 @@ def env_kwargs(env_id: str, spec: dict | None) -> dict:
             raise ValueError(f"--terrain {name!r} is neither a generator "
                              f"({', '.join(terrain_pkg.GENERATORS)}) nor a map file")
     return kw
+
+
+def check_env_id(env_id) -> None:
+    """Raise ValueError naming the registered offroad ids unless ``env_id`` is one of them.
+    Checked before any ``gym.make``: an id such as ``"module:Env-v0"`` makes Gymnasium import
+    ``module``, so an id read from a file must never reach it unchecked."""
+    known = sorted(k for k in gym.registry if k.startswith("offroad_env/"))
+    if not isinstance(env_id, str) or env_id not in known:
+        raise ValueError(f"unknown env id {env_id!r}; registered offroad ids: {known}")

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 
@@ -35,45 +34,15 @@ import torch
 import offroad_env  # noqa: F401  (registers the ids)
 from offroad_env.tasks import EndReason
 
-from .envconfig import env_kwargs
-from .ppo import CheckpointError, check_env_id, load_checkpoint
+from .checkpoint import CheckpointError, load_checkpoint
+from .envconfig import check_env_id, env_kwargs
+from .outcomes import Outcomes
+from .policies import baseline, heuristic_policy, random_policy  # noqa: F401  (re-exported)
 
 __all__ = ["evaluate", "heuristic_policy", "random_policy", "main"]
 
 POLICIES = ("checkpoint", "random", "heuristic")
 VIDEO = "video-episode-0.mp4"  # the name gymnasium.utils.save_video gives episode 0
-
-
-def random_policy(seed: int):
-    g = torch.Generator().manual_seed(seed)
-
-    def act(obs):
-        return torch.rand(obs.shape[0], 2, generator=g).to(obs) * 2 - 1
-    return act
-
-
-def heuristic_policy(env, gain: float = 2.0):
-    """Drive at the goal: turn rate ``gain * bearing`` (clipped), full speed when the goal is
-    within 45 degrees of the heading, slow otherwise. Needs the ``goal`` observation term."""
-    base = env.unwrapped
-    layout = {name: (a, b) for name, a, b in base.obs_layout}
-    if "goal" not in layout:
-        raise ValueError("the heuristic needs a nav task (the 'goal' observation term)")
-    dynamics = base.config.dynamics
-    if dynamics not in ("unicycle", "skid_steer"):
-        raise ValueError(f"the heuristic drives unicycle or skid-steer vehicles, not "
-                         f"{dynamics!r}")
-    g0 = layout["goal"][0]
-    skid = dynamics == "skid_steer"
-
-    def act(obs):
-        bearing = torch.atan2(obs[:, g0 + 1], obs[:, g0])
-        w = (gain * bearing).clamp(-1.0, 1.0)
-        v = torch.where(bearing.abs() < math.pi / 4, torch.ones_like(w), 0.3 * torch.ones_like(w))
-        if skid:  # left/right wheel speeds
-            return torch.stack(((v - w).clamp(-1, 1), (v + w).clamp(-1, 1)), 1)
-        return torch.stack((v, w), 1)
-    return act
 
 
 def evaluate(policy, env_id: str, episodes: int = 256, seed: int = 10_000,
@@ -93,43 +62,27 @@ def evaluate(policy, env_id: str, episodes: int = 256, seed: int = 10_000,
         kw["max_episode_steps"] = max_episode_steps
     env = gym.make_vec(env_id, num_envs=episodes, vectorization_mode="vector_entry_point",
                        render_mode="rgb_array" if frames else None, **kw)
-    if policy == "random":
-        policy = random_policy(seed)
-    elif policy == "heuristic":
-        policy = heuristic_policy(env)
+    if isinstance(policy, str):
+        policy = baseline(policy, env, seed)
     base = env.unwrapped
     limit = base.max_episode_steps or 10_000
     obs, _ = env.reset(seed=seed)
     M = episodes
-    active = torch.ones(M, dtype=torch.bool)
-    reason = torch.zeros(M, dtype=torch.int64)
-    length = torch.zeros(M, dtype=torch.int64)
-    ret = torch.zeros(M, dtype=torch.float64)
-    roll_sum, pitch_sum = torch.zeros(M, dtype=torch.float64), torch.zeros(M, dtype=torch.float64)
-    roll_max, pitch_max = torch.zeros(M, dtype=torch.float64), torch.zeros(M, dtype=torch.float64)
+    out = Outcomes(M)
     shots = [env.render()[0]] if frames else []
     with torch.inference_mode():
         for _ in range(limit):
             obs, r, term, trunc, info = env.step(policy(obs))
             view = base.state_view()
-            ar, ap = view.roll.abs().double(), view.pitch.abs().double()
-            ret += torch.where(active, r.double(), torch.zeros_like(ret))
-            length += active.to(torch.int64)
-            roll_sum += torch.where(active, ar, torch.zeros_like(ar))
-            pitch_sum += torch.where(active, ap, torch.zeros_like(ap))
-            roll_max = torch.where(active, torch.maximum(roll_max, ar), roll_max)
-            pitch_max = torch.where(active, torch.maximum(pitch_max, ap), pitch_max)
-            done = (term | trunc) & active
-            reason = torch.where(done, info["end_reason"], reason)
-            if frames and bool(active[0]):
+            live = out.add(r, view.roll, view.pitch, term | trunc, info["end_reason"])
+            if frames and bool(live[0]):
                 shots.append(env.render()[0])
-            active &= ~done
-            if not bool(active.any()):
+            if not bool(out.active.any()):
                 break
     dt = base.config.dt
     env.close()
-    # ran out of steps
-    reason = torch.where(active, torch.full_like(reason, int(EndReason.TIME_LIMIT)), reason)
+    out.finish()  # episodes that ran out of steps
+    reason, length, ret = out.reason, out.length, out.ret
     success = reason == EndReason.GOAL_REACHED
     n = float(M)
     res = {
@@ -140,14 +93,14 @@ def evaluate(policy, env_id: str, episodes: int = 256, seed: int = 10_000,
                         if r != EndReason.NONE},
         "time_to_goal_s": float(length[success].double().mean() * dt) if success.any() else None,
         "return_mean": float(ret.mean()),
-        "mean_abs_roll_deg": float(torch.rad2deg(roll_sum / length.clamp_min(1)).mean()),
-        "max_abs_roll_deg": float(torch.rad2deg(roll_max).max()),
-        "mean_abs_pitch_deg": float(torch.rad2deg(pitch_sum / length.clamp_min(1)).mean()),
-        "max_abs_pitch_deg": float(torch.rad2deg(pitch_max).max()),
+        "mean_abs_roll_deg": float(out.mean_abs_deg("roll").mean()),
+        "max_abs_roll_deg": float(out.max_abs_deg("roll").max()),
+        "mean_abs_pitch_deg": float(out.mean_abs_deg("pitch").mean()),
+        "max_abs_pitch_deg": float(out.max_abs_deg("pitch").max()),
         "per_episode": {"end_reason": [EndReason(c).label for c in reason.tolist()],
                         "length": length.tolist(), "return": ret.tolist(),
-                        "max_abs_roll_deg": torch.rad2deg(roll_max).tolist(),
-                        "max_abs_pitch_deg": torch.rad2deg(pitch_max).tolist()},
+                        "max_abs_roll_deg": out.max_abs_deg("roll").tolist(),
+                        "max_abs_pitch_deg": out.max_abs_deg("pitch").tolist()},
     }
     if frames:
         res["frames"] = shots

@@ -33,17 +33,19 @@ from pathlib import Path
 
 import gymnasium as gym
 import torch
-from torch import nn
 
 import offroad_env  # noqa: F401  (registers the ids)
-from offroad_env.sim import check_device
+from offroad_env import check_device
 from wrappers import TerrainCurriculum
 
 from .agent import Agent
-from .checkpoint import (CHECKPOINT_FORMAT, CheckpointError, _config_to_plain,
-                         _sim_config_plain, load_checkpoint, obs_layout, save_checkpoint)
+from .algorithm import (RolloutBuffer, RunningEpisodes, bootstrap_truncated,  # noqa: F401
+                        compute_gae, rollout, update)
+from .checkpoint import (CHECKPOINT_FORMAT, CheckpointError, config_to_plain, load_checkpoint,
+                         obs_layout, save_checkpoint, sim_config_plain)
 from .distributed import Dist, rank_seed
-from .envconfig import add_env_arguments, env_kwargs as spec_kwargs, env_spec_from_args
+from .envconfig import (add_env_arguments, check_env_id, env_kwargs as spec_kwargs,
+                        env_spec_from_args)
 from .logs import EpisodeWindow, RunLog, plot_learning_curve, progress_bar
 
 __all__ = ["PPOConfig", "Agent", "check_env_id", "make_vec_env", "train", "load_checkpoint",
@@ -166,15 +168,6 @@ class PPOConfig:
 
 # ---------------------------------------------------------------------- networks
 # ---------------------------------------------------------------------- env and checkpoints
-def check_env_id(env_id) -> None:
-    """Raise ValueError naming the registered offroad ids unless ``env_id`` is one of them.
-    Checked before any ``gym.make``: an id such as ``"module:Env-v0"`` makes Gymnasium import
-    ``module``, so an id read from a file must never reach it unchecked."""
-    known = sorted(k for k in gym.registry if k.startswith("offroad_env/"))
-    if not isinstance(env_id, str) or env_id not in known:
-        raise ValueError(f"unknown env id {env_id!r}; registered offroad ids: {known}")
-
-
 def make_vec_env(env_id: str, num_envs: int, device="cpu", max_episode_steps=None,
                  **kwargs) -> gym.vector.VectorEnv:
     """``gymnasium.make_vec`` of a registered offroad id in SAME_STEP autoreset mode."""
@@ -184,35 +177,6 @@ def make_vec_env(env_id: str, num_envs: int, device="cpu", max_episode_steps=Non
     return gym.make_vec(env_id, num_envs=num_envs, vectorization_mode="vector_entry_point",
                         autoreset_mode=gym.vector.AutoresetMode.SAME_STEP, device=device,
                         **kwargs)
-
-
-def bootstrap_truncated(reward, terminated, truncated, final_value, gamma: float):
-    """``reward + gamma * V(final obs)`` where an episode was cut by the time limit (truncated
-    and not terminated): the return would have continued. Terminated episodes get nothing.
-    All ``(N,)``."""
-    boot = truncated & ~terminated
-    return reward + gamma * torch.where(boot, final_value, torch.zeros_like(final_value))
-
-
-def compute_gae(rewards, values, dones, next_value, gamma: float, lam: float) -> torch.Tensor:
-    """Generalised advantage estimates ``(T, N)``.
-
-    ``rewards, values, dones`` are ``(T, N)``; ``dones[t]`` = 1 when the episode ended at step
-    t (the next observation belongs to a new episode, so nothing flows back across it);
-    ``next_value`` ``(N,)`` is the value of the observation after the last step.
-    ``A_t = delta_t + gamma lam (1 - done_t) A_{t+1}``,
-    ``delta_t = r_t + gamma (1 - done_t) V_{t+1} - V_t``.
-    """
-    T = rewards.shape[0]
-    adv = torch.zeros_like(rewards)
-    last = torch.zeros_like(next_value)
-    for t in reversed(range(T)):
-        nv = next_value if t == T - 1 else values[t + 1]
-        nonterminal = 1.0 - dones[t]
-        delta = rewards[t] + gamma * nv * nonterminal - values[t]
-        last = delta + gamma * lam * nonterminal * last
-        adv[t] = last
-    return adv
 
 
 def train(cfg: PPOConfig, resume: str | None = None, force: bool = False,
@@ -274,30 +238,25 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs) -> dict:
     log = None
     if ddp.main:
         out.mkdir(parents=True, exist_ok=True)
-        plain = _config_to_plain(cfg)
+        plain = config_to_plain(cfg)
         plain["world_size"] = W
-        plain["env_resolved"] = _sim_config_plain(env.unwrapped.config)
+        plain["env_resolved"] = sim_config_plain(env.unwrapped.config)
         (out / "config.json").write_text(json.dumps(plain, indent=2) + "\n")
         log = RunLog(out, append=resume is not None, tensorboard=tensorboard)
 
     N, T = cfg.num_envs, cfg.num_steps
-    f32 = dict(dtype=torch.float32, device=device)
-    obs_buf = torch.zeros(T, N, obs_dim, **f32)
-    act_buf = torch.zeros(T, N, act_dim, **f32)
-    logp_buf, rew_buf, val_buf, done_buf = (torch.zeros(T, N, **f32) for _ in range(4))
-    ep_return = torch.zeros(N, **f32)
-    ep_length = torch.zeros(N, dtype=torch.int64, device=device)
+    buf = RolloutBuffer.zeros(T, N, obs_dim, act_dim, device)
     term_names = list(env.unwrapped.reward_terms)
 
     # each rank its own streams; a resumed run continues from new seeds, not the first ones
     obs, _ = env.reset(seed=rank_seed(cfg.seed, rank, N, W, start_iteration))
     window = EpisodeWindow(cfg.stats_window)
-    counted = torch.ones(N, dtype=torch.bool, device=device)  # episodes that enter the window
+    episodes_now = RunningEpisodes.zeros(N, device)
     limit = env.unwrapped.max_episode_steps
     if cfg.spread_starts and limit and start_iteration == 0:
         g = torch.Generator().manual_seed(cfg.seed + rank)
         env.unwrapped.set_episode_steps(torch.randint(0, limit, (N,), generator=g).to(device))
-        counted = torch.zeros_like(counted)
+        episodes_now.counted = torch.zeros_like(episodes_now.counted)
     n_iter = cfg.num_iterations(W)  # total_steps counts every rank's env steps
     bar = progress_bar(n_iter * cfg.batch_size * W, global_step,
                        cfg.progress and ddp.main)
@@ -308,87 +267,11 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs) -> dict:
         if cfg.anneal_lr:
             frac = 1.0 - iteration / n_iter
             optimizer.param_groups[0]["lr"] = frac * cfg.learning_rate
-        # finished episodes are kept as tensors: no host sync inside the rollout
-        ended = []
-        term_sums = torch.zeros(len(term_names), **f32)
         t_roll = time.perf_counter()
-        for t in range(T):
-            with torch.no_grad():
-                d = agent.distribution(obs)
-                raw = d.sample()
-                logp = d.log_prob(raw).sum(-1)
-                value = agent.value(obs)
-            next_obs, reward, terminated, truncated, info = env.step(raw.clamp(-1.0, 1.0))
-            ep_return += reward
-            ep_length += 1
-            done = terminated | truncated
-            term_sums += torch.stack([info[f"reward/{n}"].mean() for n in term_names])
-            if "final_obs" in info:  # some episode ended (always present off the CPU)
-                with torch.no_grad():
-                    v_final = agent.value(info["final_obs"])
-                reward = bootstrap_truncated(reward, terminated, truncated, v_final, cfg.gamma)
-            ended.append((done, done & counted, ep_return.clone(), ep_length.clone(),
-                          info["end_reason"].clone()))
-            counted = counted | done
-            ep_return = torch.where(done, torch.zeros_like(ep_return), ep_return)
-            ep_length = torch.where(done, torch.zeros_like(ep_length), ep_length)
-            obs_buf[t], act_buf[t], logp_buf[t], val_buf[t] = obs, raw, logp, value
-            rew_buf[t], done_buf[t] = reward, done.to(torch.float32)
-            obs = next_obs
+        obs, ended, term_sums = rollout(agent, env, obs, buf, episodes_now, cfg, term_names)
         global_step += N * T * W
         rollout_s = time.perf_counter() - t_roll
-
-        with torch.no_grad():
-            adv = compute_gae(rew_buf, val_buf, done_buf, agent.value(obs), cfg.gamma,
-                              cfg.gae_lambda)
-            ret = adv + val_buf
-
-        b_obs, b_act = obs_buf.reshape(-1, obs_dim), act_buf.reshape(-1, act_dim)
-        b_logp, b_adv, b_ret, b_val = (x.reshape(-1) for x in (logp_buf, adv, ret, val_buf))
-        mb = cfg.batch_size // cfg.num_minibatches
-        stats = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "approx_kl": 0.0,
-                 "clip_frac": 0.0}
-        n_updates = 0
-        for _ in range(cfg.update_epochs):
-            perm = torch.randperm(cfg.batch_size, device=device)
-            for start in range(0, cfg.batch_size, mb):
-                idx = perm[start:start + mb]
-                d = agent.distribution(b_obs[idx])
-                new_logp = d.log_prob(b_act[idx]).sum(-1)
-                log_ratio = new_logp - b_logp[idx]
-                ratio = log_ratio.exp()
-                a = b_adv[idx]
-                a = (a - a.mean()) / (a.std() + 1e-8)
-                pg_loss = torch.max(-a * ratio, -a * ratio.clamp(1 - cfg.clip_coef,
-                                                                 1 + cfg.clip_coef)).mean()
-                v = agent.value(b_obs[idx])
-                if cfg.clip_vloss:
-                    v_clip = b_val[idx] + (v - b_val[idx]).clamp(-cfg.clip_coef, cfg.clip_coef)
-                    v_loss = 0.5 * torch.max((v - b_ret[idx]).square(),
-                                             (v_clip - b_ret[idx]).square()).mean()
-                else:
-                    v_loss = 0.5 * (v - b_ret[idx]).square().mean()
-                entropy = d.entropy().sum(-1).mean()
-                loss = pg_loss + cfg.vf_coef * v_loss - cfg.ent_coef * entropy
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                ddp.average_gradients(agent.parameters())  # identical steps on every rank
-                nn.utils.clip_grad_norm_(agent.parameters(), cfg.max_grad_norm)
-                optimizer.step()
-                with torch.no_grad():
-                    kl = ((ratio - 1) - log_ratio).mean()
-                    stats["policy_loss"] += float(pg_loss)
-                    stats["value_loss"] += float(v_loss)
-                    stats["entropy"] += float(entropy)
-                    stats["approx_kl"] += float(kl)
-                    stats["clip_frac"] += float(((ratio - 1).abs() > cfg.clip_coef).float().mean())
-                n_updates += 1
-            if (cfg.target_kl is not None
-                    and ddp.mean(stats["approx_kl"] / n_updates) > cfg.target_kl):
-                break
-        # the normalisation changes only between iterations (rollout and update saw the same);
-        # every rank merges the moments of all ranks' batches
-        agent.update_obs_moments(*ddp.batch_moments(b_obs))
+        stats, n_updates = update(agent, optimizer, buf, obs, cfg, ddp)
 
         elapsed = time.perf_counter() - t_start
         done_t, keep, ret_t, len_t, reason_t = (torch.stack(x) for x in zip(*ended))  # (T, N)

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 import terrain as terrain_pkg
-from offroad_env.bookkeeping import SimulatorSeams
+from offroad_env.seams import SimulatorSeams
 
 __all__ = ["RandomizationConfig", "DomainRandomization", "DomainRandomizationEnv"]
 

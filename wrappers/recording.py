@@ -15,10 +15,10 @@ import numpy as np
 import torch
 from gymnasium.vector import AutoresetMode
 
-from offroad_env.bookkeeping import SimulatorSeams
+from offroad_env.seams import SimulatorSeams
 from offroad_env.tasks import EndReason
 
-from .sensors import autoreset_mode
+from offroad_env.seams import autoreset_mode, reset_mask
 
 __all__ = ["TrajectoryRecorder", "load_episode", "COLUMNS"]
 
@@ -84,8 +84,8 @@ class TrajectoryRecorder(gym.vector.VectorWrapper):
     def reset(self, *, seed=None, options=None):
         out = self.env.reset(seed=seed, options=options)
         self._started = True
-        m = (options or {}).get("reset_mask")
-        rows = self.envs if m is None else [i for i in self.envs if bool(m[i])]
+        m = reset_mask(options, self.num_envs, "cpu")
+        rows = [i for i in self.envs if bool(m[i])]
         for i in rows:
             self._rows[i] = []
         self._pending = torch.zeros_like(self._pending)

@@ -21,6 +21,8 @@ import gymnasium as gym
 import torch
 from gymnasium.vector import AutoresetMode
 
+from offroad_env.seams import autoreset_mode, reset_mask
+
 __all__ = ["ObservationDelay", "ActionDelay"]
 
 
@@ -28,18 +30,6 @@ def _check_k(k):
     if int(k) != k or k < 0:
         raise ValueError(f"delay must be an int >= 0 steps, got {k!r}")
     return int(k)
-
-
-def autoreset_mode(env) -> AutoresetMode:
-    """The autoreset mode a (wrapped) vector env declares in its metadata."""
-    return AutoresetMode(env.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP))
-
-
-def _reset_rows(options, n, device) -> torch.Tensor:
-    m = (options or {}).get("reset_mask")
-    if m is None:
-        return torch.ones(n, dtype=torch.bool, device=device)
-    return torch.as_tensor(m, device=device)
 
 
 class ObservationDelay(gym.vector.VectorWrapper):
@@ -63,7 +53,7 @@ class ObservationDelay(gym.vector.VectorWrapper):
 
     def reset(self, *, seed=None, options=None):
         obs, info = self.env.reset(seed=seed, options=options)
-        rows = _reset_rows(options, self.num_envs, obs.device)
+        rows = reset_mask(options, self.num_envs, obs.device)
         if self._buf is None:
             self._buf = obs.unsqueeze(0).repeat(self.delay + 1, 1, 1)
         self._restart(rows, obs)
@@ -103,7 +93,7 @@ class ActionDelay(gym.vector.VectorWrapper):
 
     def reset(self, *, seed=None, options=None):
         obs, info = self.env.reset(seed=seed, options=options)
-        rows = _reset_rows(options, self.num_envs, obs.device)
+        rows = reset_mask(options, self.num_envs, obs.device)
         shape = (self.delay, self.num_envs) + self.single_action_space.shape
         if self._queue is None:
             self._queue = torch.zeros(shape, dtype=obs.dtype, device=obs.device)

@@ -17,14 +17,9 @@ import gymnasium as gym
 import torch
 from gymnasium.vector import AutoresetMode
 
+from offroad_env.seams import autoreset_mode, reset_mask
+
 __all__ = ["TorchRecordEpisodeStatistics", "TorchNormalizeObservation"]
-
-
-def _autoreset_mode(env) -> AutoresetMode:
-    mode = getattr(env.unwrapped, "autoreset_mode", None)
-    if mode is None:
-        mode = env.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP)
-    return AutoresetMode(mode)
 
 
 class TorchRecordEpisodeStatistics(gym.vector.VectorWrapper):
@@ -36,7 +31,7 @@ class TorchRecordEpisodeStatistics(gym.vector.VectorWrapper):
     def __init__(self, env, buffer_length: int = 100, stats_key: str = "episode"):
         super().__init__(env)
         self._stats_key = stats_key
-        self._mode = _autoreset_mode(env)
+        self._mode = autoreset_mode(env)
         dev = env.unwrapped.device
         n = self.num_envs
         self.episode_count = 0
@@ -50,12 +45,8 @@ class TorchRecordEpisodeStatistics(gym.vector.VectorWrapper):
 
     def reset(self, *, seed=None, options=None):
         obs, info = self.env.reset(seed=seed, options=options)
-        mask = None if options is None else options.get("reset_mask")
+        mask = reset_mask(options, self.prev_dones.shape[0], self.prev_dones.device)
         now = time.perf_counter()
-        if mask is None:
-            mask = torch.ones_like(self.prev_dones)
-        else:
-            mask = torch.as_tensor(mask, device=self.prev_dones.device)
         self.episode_start_times = torch.where(mask, now, self.episode_start_times)
         self.episode_returns = torch.where(mask, 0.0, self.episode_returns)
         self.episode_lengths = torch.where(mask, 0, self.episode_lengths)
@@ -126,9 +117,9 @@ class TorchNormalizeObservation(gym.vector.VectorObservationWrapper):
         super().__init__(env)
         if not epsilon > 0:
             raise ValueError(f"epsilon should be strictly positive, got {epsilon}")
-        if _autoreset_mode(env) != AutoresetMode.NEXT_STEP:
+        if autoreset_mode(env) != AutoresetMode.NEXT_STEP:
             raise ValueError("TorchNormalizeObservation needs NEXT_STEP autoreset (as "
-                             f"Gymnasium's), got {_autoreset_mode(env)}")
+                             f"Gymnasium's), got {autoreset_mode(env)}")
         shape = self.single_observation_space.shape
         self.single_observation_space = gym.spaces.Box(-float("inf"), float("inf"), shape,
                                                        dtype="float32")

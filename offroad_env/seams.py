@@ -1,21 +1,60 @@
-"""What the two Gymnasium classes share: the time limit and end reasons of a step, and the
-public seams through which wrappers and training reach the simulator (they use nothing else).
+"""The seams: what the two Gymnasium classes share, and the public methods through which
+wrappers and training reach the simulator (they use nothing else).
+
+* :class:`SimulatorSeams`: the public seams over ``self.sim`` (state view, parameters, terrain,
+  map ranges, reset hooks, episode steps, salted draws);
+* :class:`SimulatorEnvBase`: the constructor checks, seeding and reset options both faces share;
+* :func:`time_limit`, :func:`reset_mask`, :func:`autoreset_mode`: the time limit of a step, the
+  ``options["reset_mask"]`` of a vector reset and the autoreset mode of a (wrapped) vector env,
+  for the faces and the wrappers alike.
 """
 
 from __future__ import annotations
 
 from typing import Callable, NamedTuple
 
+import numpy as np
 import torch
+from gymnasium.vector import AutoresetMode
 
 from terrain import HeightMap
 
 from . import rng as rngmod
+from .config import SimConfig, make_config
 from .physics.ground import GroundContact
-from .tasks import REWARD_TERMS, EndReason
 from .physics.vehicle import Vehicle
+from .render import Renderer
+from .sim import Simulator
+from .tasks import REWARD_TERMS, EndReason
 
-__all__ = ["time_limit", "StateView", "SimulatorSeams"]
+__all__ = ["time_limit", "reset_mask", "autoreset_mode", "StateView", "SimulatorSeams",
+           "SimulatorEnvBase"]
+
+
+def reset_mask(options: dict | None, n: int, device, check: bool = False) -> torch.Tensor:
+    """``(n,)`` bool: the sub-environments a vector reset restarts (``options["reset_mask"]``;
+    all without one). ``check``: ValueError unless it is an ``(n,)`` bool array selecting at
+    least one (the env checks; wrappers read what the env accepted)."""
+    m = (options or {}).get("reset_mask")
+    if m is None:
+        return torch.ones(n, dtype=torch.bool, device=device)
+    m = torch.as_tensor(m, device=device)
+    if check:
+        if m.dtype != torch.bool or m.shape != (n,):
+            raise ValueError(f"options['reset_mask'] must be a bool array of shape ({n},), got "
+                             f"{m.dtype} {tuple(m.shape)}")
+        if not bool(m.any()):
+            raise ValueError("options['reset_mask'] selects no sub-environment")
+    return m
+
+
+def autoreset_mode(env) -> AutoresetMode:
+    """The autoreset mode of a (wrapped) vector env: its own attribute, else its metadata's
+    (Gymnasium's default, NEXT_STEP, where neither says)."""
+    mode = getattr(getattr(env, "unwrapped", env), "autoreset_mode", None)
+    if mode is None:
+        mode = env.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP)
+    return AutoresetMode(mode)
 
 
 def time_limit(steps: torch.Tensor, terminated: torch.Tensor, reason: torch.Tensor,
@@ -91,14 +130,20 @@ class SimulatorSeams:
         """The reward term names, in the order of ``info["reward/<term>"]``."""
         return tuple(REWARD_TERMS)
 
+    _view_contact = None  # (the state's placement, it with loads): computed once per step
+
     def state_view(self) -> StateView:
-        """The current state (:class:`StateView`)."""
+        """The current state (:class:`StateView`); it reads the simulator and writes nothing
+        (per-wheel loads a step did not need are computed for the view and kept with it)."""
         st = self.sim.state
         gc = st.contact
         if gc is None:
             raise RuntimeError("the environment has not been reset yet")
-        if gc.loads is None:  # computed once per step, not once per call (a recorder calls it)
-            gc = st.contact = gc.with_loads()
+        if gc.loads is None:  # once per step, not once per call (a recorder calls it)
+            cached = self._view_contact
+            if cached is None or cached[0] is not gc:
+                cached = self._view_contact = (gc, gc.with_loads())
+            gc = cached[1]
         sim = self.sim
         xy = sim.to_world(torch.stack((st.x, st.y), 1))
         return StateView(x=xy[:, 0], y=xy[:, 1], yaw=st.yaw,
@@ -167,3 +212,72 @@ class SimulatorSeams:
         """Forget cached renderings of the maps."""
         if self._renderer is not None:
             self._renderer.invalidate()
+
+
+class SimulatorEnvBase(SimulatorSeams):
+    """What :class:`~offroad_env.OffroadEnv` and :class:`~offroad_env.OffroadVectorEnv` share:
+    the constructor's checks, the seeding of the per-environment streams and the reset
+    options. A face calls :meth:`_build` in its constructor, :meth:`_seed` and
+    :meth:`_start_options` in its ``reset``."""
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 20}
+
+    def _build(self, task, config: SimConfig | None, num_envs: int, max_episode_steps,
+               render_mode, device, dtype, compile: bool, overrides: dict) -> None:
+        cfg = make_config(task, config, **overrides)
+        if max_episode_steps is not None and (int(max_episode_steps) != max_episode_steps
+                                              or max_episode_steps < 1):
+            raise ValueError(f"max_episode_steps must be an int >= 1 or None, got "
+                             f"{max_episode_steps!r}")
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        self.sim = Simulator(cfg, num_envs, device=device, dtype=dtype, compile=compile)
+        self.max_episode_steps = max_episode_steps
+        self.render_mode = render_mode
+        self._renderer = Renderer(self.sim) if render_mode else None
+        self._seeded = False
+
+    @property
+    def config(self) -> SimConfig:
+        return self.sim.cfg
+
+    def _seed(self, seed, mask: torch.Tensor, reset_np_random: Callable) -> None:
+        """Seed the streams of the masked sub-environments: an int ``s`` gives sub-env i the
+        seed ``s + i``; a list gives one seed (or None) per sub-env; None continues each
+        stream (the first reset draws keys from ``np_random``). ``reset_np_random(seed)`` is
+        the Gymnasium base class's ``reset`` (it seeds ``np_random``)."""
+        sim, n = self.sim, self.sim.n
+        dev = sim.device
+        if isinstance(seed, (list, tuple)):
+            if len(seed) != n:
+                raise ValueError(f"a list of seeds needs {n} entries, got {len(seed)}")
+            given = torch.tensor([s is not None for s in seed], device=dev)
+            reset_np_random(None)
+            keys = rngmod.keys_from_seeds([s if s is not None else 0 for s in seed], dev)
+            if not self._seeded:
+                keys = torch.where(given, keys, rngmod.random_keys(self.np_random, n, dev))
+                given = torch.ones_like(given)
+            sim.set_keys(keys, mask & given)
+        elif seed is not None:
+            reset_np_random(int(seed))
+            seeds = int(seed) + torch.arange(n, dtype=torch.int64)
+            sim.set_keys(rngmod.keys_from_seeds(seeds, dev), mask)
+        elif not self._seeded:
+            reset_np_random(None)
+            sim.set_keys(rngmod.random_keys(self.np_random, n, dev), torch.ones_like(mask))
+        else:
+            return
+        self._seeded = True
+
+    def _start_options(self, options: dict | None):
+        """``(start_pose, goal)`` of ``options`` (world frame; None where not given), as
+        ``(N, 3)`` and ``(N, 2)`` tensors for the simulator to check."""
+        out = []
+        for key in ("start_pose", "goal"):
+            v = (options or {}).get(key)
+            if v is not None and not isinstance(v, torch.Tensor):
+                v = torch.as_tensor(np.asarray(v, dtype=np.float64))
+                if self.sim.n == 1 and v.ndim == 1:
+                    v = v.reshape(1, -1)
+            out.append(v)
+        return tuple(out)

@@ -1,0 +1,134 @@
+"""The baseline policies, shared by ``evaluate`` and the OffroadBench suite.
+
+A baseline is built for an environment, ``make(env, seed) -> act``, where ``act(obs (M, D)
+tensor) -> (M, A) actions``; :data:`BASELINES` names them. They read the observation layout of
+``env.unwrapped.obs_layout`` and nothing else of the env:
+
+* ``random``: uniform actions in [-1, 1] from a seeded generator;
+* ``heuristic``: steer at the goal (:func:`steer_at_goal`): turn rate ``gain * bearing``, full
+  speed within 45 degrees of the goal's bearing, 0.3 otherwise;
+* ``careful``: the same, but where the ground ahead (a plane fitted to the height scan) is
+  steeper than ``steep_deg`` or the stability margin is below ``margin_deg``, slow to 0.3 and
+  turn towards the flatter half of the scan.
+
+Speed and turn rate become actions by the vehicle model's action meaning (:func:`drive`):
+``(v, w)`` for unicycle; ``(left, right)`` wheel speeds for skid-steer.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import torch
+
+__all__ = ["BASELINES", "baseline", "random_policy", "heuristic_policy", "careful_policy",
+           "steer_at_goal", "drive"]
+
+#: the models the goal-steering baselines drive, with what their action components are
+DRIVEN = ("unicycle", "skid_steer")
+
+
+def _layout(env, *terms: str, who: str) -> dict[str, tuple[int, int]]:
+    layout = {name: (a, b) for name, a, b in env.unwrapped.obs_layout}
+    for term in terms:
+        if term not in layout:
+            raise ValueError(f"the {who} needs the {term!r} observation term (a nav task)")
+    return layout
+
+
+def _skid(env, who: str) -> bool:
+    dynamics = env.unwrapped.config.dynamics
+    if dynamics not in DRIVEN:
+        raise ValueError(f"the {who} drives {' or '.join(DRIVEN)} vehicles, not {dynamics!r}")
+    return dynamics == "skid_steer"
+
+
+def drive(v: torch.Tensor, w: torch.Tensor, skid: bool) -> torch.Tensor:
+    """``(M, 2)`` actions for normalised speed ``v`` and turn rate ``w`` ``(M,)``: ``(v, w)``,
+    or the skid-steer wheel speeds ``(v - w, v + w)`` clipped to [-1, 1]."""
+    if skid:
+        return torch.stack(((v - w).clamp(-1, 1), (v + w).clamp(-1, 1)), 1)
+    return torch.stack((v, w), 1)
+
+
+def steer_at_goal(goal_b: torch.Tensor, gain: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(v, w, bearing)`` for a goal ``goal_b`` ``(M, 2)`` in the yaw-aligned body frame:
+    ``w = clip(gain * bearing)``, ``v = 1`` within 45 degrees of the bearing, else 0.3."""
+    bearing = torch.atan2(goal_b[:, 1], goal_b[:, 0])
+    w = (gain * bearing).clamp(-1.0, 1.0)
+    v = torch.where(bearing.abs() < math.pi / 4, torch.ones_like(w), 0.3 * torch.ones_like(w))
+    return v, w, bearing
+
+
+def random_policy(seed: int, action_dim: int = 2) -> Callable:
+    """Uniform actions in [-1, 1] from a generator seeded with ``seed``."""
+    g = torch.Generator().manual_seed(seed)
+
+    def act(obs):
+        return torch.rand(obs.shape[0], action_dim, generator=g).to(obs) * 2 - 1
+    return act
+
+
+def heuristic_policy(env, gain: float = 2.0) -> Callable:
+    """Drive at the goal (:func:`steer_at_goal`). Needs the ``goal`` observation term."""
+    g0 = _layout(env, "goal", who="heuristic")["goal"][0]
+    skid = _skid(env, "heuristic")
+
+    def act(obs):
+        v, w, _ = steer_at_goal(obs[:, g0:g0 + 2], gain)
+        return drive(v, w, skid)
+    return act
+
+
+def careful_policy(env, margin_deg: float = 30.0, steep_deg: float = 25.0,
+                   gain: float = 2.0) -> Callable:
+    """Slope-aware: as :func:`heuristic_policy`, but where the ground ahead is steeper than
+    ``steep_deg`` or the stability margin is below ``margin_deg``, slow to 0.3 and turn towards
+    the flatter half of the scan. Needs the ``goal``, ``height_scan`` and ``stability``
+    observation terms (the traverse task has them)."""
+    layout = _layout(env, "goal", "height_scan", "stability", who="careful heuristic")
+    skid = _skid(env, "careful heuristic")
+    scan = env.unwrapped.config.height_scan
+    nx, ny = scan.shape
+    gx = (torch.arange(nx, dtype=torch.float32) - 0.5 * (nx - 1)) * scan.resolution
+    gy = (torch.arange(ny, dtype=torch.float32) - 0.5 * (ny - 1)) * scan.resolution
+    GX, GY = (t.reshape(-1) for t in torch.meshgrid(gx, gy, indexing="ij"))
+    left, right = GY > 0, GY < 0
+    g0 = layout["goal"][0]
+    s0, s1 = layout["height_scan"]
+    m0 = layout["stability"][0]
+    tan_steep = math.tan(math.radians(steep_deg))
+    low = math.radians(margin_deg)
+
+    def tilt(h, sel):
+        """Steepness of the plane fitted to the scan points ``sel``."""
+        x, y = GX[sel].to(h), GY[sel].to(h)
+        x, y = x - x.mean(), y - y.mean()
+        hs = h[:, sel] - h[:, sel].mean(1, keepdim=True)
+        return torch.hypot((hs * x).sum(1) / (x * x).sum(), (hs * y).sum(1) / (y * y).sum())
+
+    def act(obs):
+        h = obs[:, s0:s1]
+        risky = (tilt(h, torch.ones_like(left)) > tan_steep) | (obs[:, m0] < low)
+        v, w, _ = steer_at_goal(obs[:, g0:g0 + 2], gain)
+        away = torch.where(tilt(h, left) < tilt(h, right), 1.0, -1.0).to(h)
+        w = torch.where(risky, away, w)
+        v = torch.where(risky, torch.full_like(v, 0.3), v)
+        return drive(v, w, skid)
+    return act
+
+
+#: ``{name: make(env, seed) -> act}``: every baseline, by the name the CLIs take
+BASELINES: dict[str, Callable] = {
+    "random": lambda env, seed: random_policy(seed, env.unwrapped.action_space.shape[-1]),
+    "heuristic": lambda env, seed: heuristic_policy(env),
+    "careful": lambda env, seed: careful_policy(env),
+}
+
+
+def baseline(name: str, env, seed: int) -> Callable:
+    """The baseline ``name`` built for ``env``; ValueError naming the known ones."""
+    if name not in BASELINES:
+        raise ValueError(f"unknown baseline {name!r}; known: {tuple(BASELINES)}")
+    return BASELINES[name](env, seed)
