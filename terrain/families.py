@@ -1,8 +1,9 @@
 """Terrain families with difficulty levels, each level stated in physical terms.
 
-A family is a pure generator ``family_level(cfg, level, rng) -> heights (ny, nx)`` (float64
-numpy, the grid of :class:`~terrain.generators.TerrainConfig`) and a statement
-``level_spec(cfg, level) -> dict`` of what the level holds, in metres and degrees. Level ``l`` of
+A family is one entry of :data:`FAMILY_TABLE` (:func:`register_family`): a pure generator of
+heights ``(ny, nx)`` (float64 numpy, the grid of :class:`~terrain.generators.TerrainConfig`)
+and beside it the statement of what a level holds, in metres and degrees;
+``family_level(cfg, level, rng)`` and ``level_spec(cfg, level)`` dispatch through it. Level ``l`` of
 ``L`` scales the family's feature by ``f = (l + 1) / L``; the top level goes ``overshoot`` (20 %)
 past what tips the vehicle, using the vehicle's own static limits and dimensions, which the
 config carries (this package knows nothing of vehicles: ``offroad_env`` fills them in from a
@@ -29,15 +30,40 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable, NamedTuple
 
 import numpy as np
 
 from .generators import TerrainConfig, grid_xy, perlin_fbm
 
-__all__ = ["FAMILIES", "FamilyConfig", "family_level", "level_spec", "LevelsConfig",
+__all__ = ["FAMILIES", "FAMILY_TABLE", "Family", "register_family", "FamilyConfig", "family_level", "level_spec", "LevelsConfig",
            "level_maps"]
 
-FAMILIES = ("slopes", "ditches", "boulders", "steps", "rough")
+class Family(NamedTuple):
+    """A terrain family: ``spec(cfg, f) -> dict``, what its level of fraction ``f`` (``(level +
+    1) / num_levels``) holds in physical terms (metres, degrees); ``heights(cfg, spec, x, y,
+    rng) -> (ny, nx)``, a map of that level on the grid ``x, y`` [m], every random number drawn
+    from ``rng``."""
+
+    spec: Callable[["FamilyConfig", float], dict]
+    heights: Callable[..., np.ndarray]
+
+
+#: ``{name: Family}``, every terrain family, in order. A new family is one function decorated
+#: with :func:`register_family` (its generator, with its ``level_spec`` beside it); a test checks
+#: that every level's map holds its statement.
+FAMILY_TABLE: dict[str, Family] = {}
+
+
+def register_family(name: str, spec: Callable[["FamilyConfig", float], dict]):
+    """Decorator: register the height generator it decorates as family ``name`` with its
+    ``spec`` (once)."""
+    def register(heights):
+        if name in FAMILY_TABLE:
+            raise ValueError(f"terrain family {name!r} is already registered")
+        FAMILY_TABLE[name] = Family(spec, heights)
+        return heights
+    return register
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,8 +93,9 @@ class FamilyConfig(TerrainConfig):
 
     def __post_init__(self):
         super().__post_init__()
-        if self.family not in FAMILIES:
-            raise ValueError(f"family must be one of {FAMILIES}, got {self.family!r}")
+        if self.family not in FAMILY_TABLE:
+            raise ValueError(f"family must be one of {tuple(FAMILY_TABLE)}, got "
+                             f"{self.family!r}")
         if int(self.num_levels) != self.num_levels or self.num_levels < 1:
             raise ValueError(f"num_levels must be an int >= 1, got {self.num_levels!r}")
         for name in ("roll_limit_deg", "pitch_limit_deg"):
@@ -89,20 +116,15 @@ class FamilyConfig(TerrainConfig):
 
 def level_spec(cfg: FamilyConfig, level: int) -> dict:
     """What ``level`` of ``cfg.family`` holds, in physical terms (metres, degrees)."""
-    f = cfg.fraction(level)
-    o = cfg.overshoot
-    if cfg.family == "slopes":
-        return {"max_slope_deg": f * o * min(cfg.roll_limit_deg, cfg.pitch_limit_deg),
-                "hill_radius": cfg.hill_radius}
-    if cfg.family == "ditches":
-        return {"wall_deg": f * o * cfg.pitch_limit_deg, "depth": f * 1.5 * cfg.wheel_base,
-                "bottom_width": 1.5 * cfg.wheel_base}
-    if cfg.family == "boulders":
-        b = f * o * cfg.track_width * math.tan(math.radians(cfg.roll_limit_deg))
-        return {"boulder_height": b, "boulder_radius": max(0.3, 0.75 * b)}
-    if cfg.family == "steps":
-        return {"step_height": f * 2.0 * cfg.wheel_radius}
-    return {"sigma": f * 1.5 * cfg.wheel_radius, "feature_length": 2.5}
+    return FAMILY_TABLE[cfg.family].spec(cfg, cfg.fraction(level))
+
+
+def family_level(cfg: FamilyConfig, level: int, rng: np.random.Generator) -> np.ndarray:
+    """Heights ``(ny, nx)`` [m] of ``level`` of ``cfg.family`` (see :func:`level_spec`), every
+    random number drawn from ``rng``."""
+    spec = level_spec(cfg, level)
+    x, y = grid_xy(cfg)
+    return FAMILY_TABLE[cfg.family].heights(cfg, spec, x, y, rng)
 
 
 def _count(cfg: TerrainConfig, per_m2: float) -> int:
@@ -135,45 +157,73 @@ def _centres(cfg, rng, n):
     return rng.uniform(-hx, hx, n), rng.uniform(-hy, hy, n)
 
 
-def family_level(cfg: FamilyConfig, level: int, rng: np.random.Generator) -> np.ndarray:
-    """Heights ``(ny, nx)`` [m] of ``level`` of ``cfg.family`` (see :func:`level_spec`), every
-    random number drawn from ``rng``."""
-    spec = level_spec(cfg, level)
-    x, y = grid_xy(cfg)
-    if cfg.family == "slopes":
-        R = spec["hill_radius"]
-        H = 2.0 * R * math.tan(math.radians(spec["max_slope_deg"])) / math.pi
-        return _mounds(cfg, x, y, _centres(cfg, rng, _count(cfg, 1 / 40)), H, R)
-    if cfg.family == "boulders":
-        b, rho = spec["boulder_height"], spec["boulder_radius"]
-        return _mounds(cfg, x, y, _centres(cfg, rng, _count(cfg, 1 / 12)), b, rho)
-    if cfg.family == "ditches":
-        d, half_bottom = spec["depth"], 0.5 * spec["bottom_width"]
-        run = d / math.tan(math.radians(spec["wall_deg"]))  # horizontal extent of a wall
-        z = np.zeros_like(x)
-        n = max(2, int(round(max(cfg.size) / 6.0)))
-        angles = rng.uniform(0.0, np.pi, n)
-        offsets = rng.uniform(-0.4, 0.4, n) * min(cfg.size)
-        for a, off in zip(angles, offsets):
-            s = np.abs(x * np.cos(a) + y * np.sin(a) - off)  # distance to the trench's axis
-            z = np.minimum(z, -d * np.clip((half_bottom + run - s) / run, 0.0, 1.0))
-        return z
-    if cfg.family == "steps":
-        h = spec["step_height"]
-        a = rng.uniform(0.0, np.pi)
-        s = x * np.cos(a) + y * np.sin(a)
-        reach = 0.5 * math.hypot(*cfg.size)
-        z = np.zeros_like(x)
-        pos = -reach + rng.uniform(0.0, 2.0)
-        while pos < reach:
-            z += np.where(s >= pos, h if rng.uniform() < 0.5 else -h, 0.0)
-            pos += rng.uniform(2.0, 4.0)
-        return z - np.median(z)
-    # rough
+# ----------------------------------------------------------------------------- the families
+@register_family("slopes", lambda cfg, f: {
+    "max_slope_deg": f * cfg.overshoot * min(cfg.roll_limit_deg, cfg.pitch_limit_deg),
+    "hill_radius": cfg.hill_radius})
+def _slopes(cfg, spec, x, y, rng):
+    """Raised-cosine hills whose steepest slope is the level's."""
+    R = spec["hill_radius"]
+    H = 2.0 * R * math.tan(math.radians(spec["max_slope_deg"])) / math.pi
+    return _mounds(cfg, x, y, _centres(cfg, rng, _count(cfg, 1 / 40)), H, R)
+
+
+@register_family("ditches", lambda cfg, f: {
+    "wall_deg": f * cfg.overshoot * cfg.pitch_limit_deg, "depth": f * 1.5 * cfg.wheel_base,
+    "bottom_width": 1.5 * cfg.wheel_base})
+def _ditches(cfg, spec, x, y, rng):
+    """Straight trenches at random angles with walls of the level's angle."""
+    d, half_bottom = spec["depth"], 0.5 * spec["bottom_width"]
+    run = d / math.tan(math.radians(spec["wall_deg"]))  # horizontal extent of a wall
+    z = np.zeros_like(x)
+    n = max(2, int(round(max(cfg.size) / 6.0)))
+    angles = rng.uniform(0.0, np.pi, n)
+    offsets = rng.uniform(-0.4, 0.4, n) * min(cfg.size)
+    for a, off in zip(angles, offsets):
+        s = np.abs(x * np.cos(a) + y * np.sin(a) - off)  # distance to the trench's axis
+        z = np.minimum(z, -d * np.clip((half_bottom + run - s) / run, 0.0, 1.0))
+    return z
+
+
+def _boulders_spec(cfg, f):
+    b = f * cfg.overshoot * cfg.track_width * math.tan(math.radians(cfg.roll_limit_deg))
+    return {"boulder_height": b, "boulder_radius": max(0.3, 0.75 * b)}
+
+
+@register_family("boulders", _boulders_spec)
+def _boulders(cfg, spec, x, y, rng):
+    """Raised-cosine boulders of the level's height."""
+    b, rho = spec["boulder_height"], spec["boulder_radius"]
+    return _mounds(cfg, x, y, _centres(cfg, rng, _count(cfg, 1 / 12)), b, rho)
+
+
+@register_family("steps", lambda cfg, f: {"step_height": f * 2.0 * cfg.wheel_radius})
+def _steps(cfg, spec, x, y, rng):
+    """Parallel ledges up or down of the level's height, 2-4 m apart."""
+    h = spec["step_height"]
+    a = rng.uniform(0.0, np.pi)
+    s = x * np.cos(a) + y * np.sin(a)
+    reach = 0.5 * math.hypot(*cfg.size)
+    z = np.zeros_like(x)
+    pos = -reach + rng.uniform(0.0, 2.0)
+    while pos < reach:
+        z += np.where(s >= pos, h if rng.uniform() < 0.5 else -h, 0.0)
+        pos += rng.uniform(2.0, 4.0)
+    return z - np.median(z)
+
+
+@register_family("rough", lambda cfg, f: {"sigma": f * 1.5 * cfg.wheel_radius,
+                                          "feature_length": 2.5})
+def _rough(cfg, spec, x, y, rng):
+    """Perlin fBm scaled to the level's standard deviation."""
     z = perlin_fbm(x, y, rng, octaves=4, lacunarity=2.0, gain=0.5,
                    frequency=1.0 / spec["feature_length"], amplitude=1.0)
     z = z - z.mean()
     return z * (spec["sigma"] / z.std())
+
+
+#: the registered family names, in order
+FAMILIES = tuple(FAMILY_TABLE)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -194,9 +244,9 @@ class LevelsConfig(TerrainConfig):
         object.__setattr__(self, "size", self.family.size)
         object.__setattr__(self, "resolution", self.family.resolution)
         super().__post_init__()
-        bad = [f for f in self.families if f not in FAMILIES]
+        bad = [f for f in self.families if f not in FAMILY_TABLE]
         if bad or not self.families or len(set(self.families)) != len(self.families):
-            raise ValueError(f"families must be distinct names from {FAMILIES}, got "
+            raise ValueError(f"families must be distinct names from {tuple(FAMILY_TABLE)}, got "
                              f"{self.families!r}")
         if int(self.worlds) != self.worlds or self.worlds < 1:
             raise ValueError(f"worlds must be an int >= 1, got {self.worlds!r}")
