@@ -12,7 +12,7 @@ import torch
 import terrain as terrain_pkg
 from terrain import HeightMap
 
-__all__ = ["Z_ORIGIN_STEP", "local_origin", "localize", "build_maps"]
+__all__ = ["Z_ORIGIN_STEP", "local_origin", "localize", "build_maps", "to_local", "to_world"]
 
 
 @functools.lru_cache(maxsize=4)
@@ -58,3 +58,18 @@ def localize(maps: HeightMap, origin, device, dtype) -> HeightMap:
     if ox or oy or oz:
         maps = maps.translated(-ox, -oy, -oz)
     return maps.to(device=device, dtype=dtype)
+
+
+def to_local(origin, xy, dtype, device) -> torch.Tensor:
+    """World ``(..., 2)`` points [m] (any float dtype; float64 keeps UTM digits) in the
+    simulation frame at ``origin``, in ``dtype``."""
+    ox, oy, _ = origin
+    xy = torch.as_tensor(xy, device=device).to(torch.float64)
+    return (xy - xy.new_tensor((ox, oy))).to(dtype)
+
+
+def to_world(origin, p: torch.Tensor) -> torch.Tensor:
+    """Simulation-frame ``(..., 2)`` or ``(..., 3)`` points [m] in the world frame (the frame
+    at ``origin``), float64."""
+    o = torch.tensor(origin[:p.shape[-1]], dtype=torch.float64, device=p.device)
+    return p.to(torch.float64) + o

@@ -12,7 +12,10 @@ from .physics.vehicle import Vehicle
 
 __all__ = ["PARAMS", "nominal_params", "update_params"]
 
-#: the names :func:`update_params` accepts
+#: the names :func:`update_params` accepts: ``mass`` ``(N,)`` [kg]; ``com`` ``(N, 3)`` centre of
+#: mass in the rear-axle frame [m]; ``wheel_radius`` ``(N,)`` [m]; ``friction`` ``(N,)`` (the
+#: skid-steer ``mu`` on hard ground, ``mu_peak`` on soft soil); ``accel_noise`` / ``gyro_noise``
+#: ``(N,)`` [m/s^2], [rad/s]
 PARAMS = ("mass", "com", "wheel_radius", "friction", "accel_noise", "gyro_noise")
 
 
@@ -21,10 +24,9 @@ def nominal_params(vehicle: Vehicle, cfg, n: int, dtype, device) -> dict[str, to
     :class:`~offroad_env.config.SimConfig`) friction and IMU noise."""
     def full(x):
         return torch.full((n,), float(x), dtype=dtype, device=device)
-    soil_mu = cfg.skid.mu if cfg.skid.soil == "hard" else cfg.skid.mu_peak
     return {"mass": full(vehicle.mass), "wheel_radius": full(vehicle.wheel_radius),
             "com": torch.tensor(vehicle.com, dtype=dtype, device=device).expand(n, 3).clone(),
-            "friction": full(soil_mu), "accel_noise": full(cfg.imu.accel_noise),
+            "friction": full(cfg.skid.ground_mu), "accel_noise": full(cfg.imu.accel_noise),
             "gyro_noise": full(cfg.imu.gyro_noise)}
 
 

@@ -21,6 +21,7 @@ from terrain import HeightMap
 
 from . import rng as rngmod
 from .config import SimConfig, make_config
+from .frames import to_world
 from .physics.ground import GroundContact
 from .physics.vehicle import Vehicle
 from .render import Renderer
@@ -145,11 +146,11 @@ class SimulatorSeams:
                 cached = self._view_contact = (gc, gc.with_loads())
             gc = cached[1]
         sim = self.sim
-        xy = sim.to_world(torch.stack((st.x, st.y), 1))
+        xy = to_world(sim.origin, torch.stack((st.x, st.y), 1))
         return StateView(x=xy[:, 0], y=xy[:, 1], yaw=st.yaw,
-                         base_position_w=sim.to_world(gc.base_position), ypr=gc.ypr,
+                         base_position_w=to_world(sim.origin, gc.base_position), ypr=gc.ypr,
                          roll=gc.roll, pitch=gc.pitch, accel_s=st.accel_s, gyro_s=st.gyro_s,
-                         body_velocity=st.vel_b, goal_w=sim.to_world(st.goal_w),
+                         body_velocity=st.vel_b, goal_w=to_world(sim.origin, st.goal_w),
                          map_index=st.map_index, steps=st.steps, contact=gc,
                          origin=torch.tensor(sim.origin, dtype=torch.float64,
                                              device=st.x.device))

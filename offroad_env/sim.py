@@ -23,13 +23,14 @@ from . import rng as rngmod
 from .actions import ActionCheck
 from .config import SimConfig
 from .devices import check_device
-from .frames import build_maps, local_origin, localize
+from .frames import build_maps, local_origin, localize, to_local
 from .observations import Observer
 from .params import nominal_params, update_params
 from .physics.models import model_class
 from .physics.vehicle import VehicleBatch, preset
 from .sensors import SENSORS
-from .spawn import MAX_REDRAWS, check_goal_range, spawn_with_redraws
+from .spawn import (MAX_REDRAWS, check_goal_range, check_map_range, check_rows,
+                    spawn_with_redraws)
 from .state import CORE_FIELDS, SimState, join_fields
 from .tasks import Task
 
@@ -63,7 +64,7 @@ class Simulator:
         self.actions = ActionCheck(self.n, self.action_dim, self.device, dtype, cfg.nan_action)
         world = build_maps(cfg)
         #: world ``(x, y, z)`` [m] of the simulation frame's origin (float64): the state, the
-        #: contact and :attr:`maps` are in that frame; :meth:`to_world` adds it back
+        #: contact and :attr:`maps` are in that frame (:func:`~offroad_env.frames.to_world`)
         self.origin = local_origin(world)
         #: the height maps as given (world frame), and in the simulation frame
         self.world_maps = world.to(device=self.device, dtype=dtype)
@@ -115,14 +116,10 @@ class Simulator:
         self._reset_hooks.append(hook)
 
     def set_params(self, mask: torch.Tensor, **values) -> None:
-        """Set per-environment physical parameters of the masked environments
-        (:data:`~offroad_env.params.PARAMS`): ``mass`` ``(N,)`` [kg]; ``com`` ``(N, 3)`` centre
-        of mass in the rear-axle frame [m]; ``wheel_radius`` ``(N,)`` [m]; ``friction`` ``(N,)``
-        (the skid-steer ``mu`` on hard ground, ``mu_peak`` on soft soil); ``accel_noise`` /
-        ``gyro_noise`` ``(N,)`` [m/s^2], [rad/s]. Values are tensors over all N environments;
-        only masked rows are used. Unset parameters keep their value (at first, the nominal
-        vehicle's and ``cfg``'s). Ground following, loads, tip-over limits, the model's
-        dynamics and the IMU use them from the next placement on."""
+        """Set per-environment physical parameters (:data:`~offroad_env.params.PARAMS`, their
+        shapes and units there) of the masked environments; values are tensors over all N
+        environments, only masked rows are used, unset ones keep their value. The model, the
+        task's tip limits and the IMU use them from the next placement on."""
         base = self.params if self.params is not None else nominal_params(
             self.vehicle, self.cfg, self.n, self.dtype, self.device)
         self.params = p = update_params(base, mask, values)
@@ -142,19 +139,6 @@ class Simulator:
         self.world_maps = maps.to(device=self.device, dtype=self.dtype)
         self.maps = localize(maps, self.origin, self.device, self.dtype)
 
-    def to_local(self, xy: torch.Tensor) -> torch.Tensor:
-        """World ``(..., 2)`` points [m] (any float dtype; float64 keeps UTM digits) in the
-        simulation frame, in the sim's dtype."""
-        ox, oy, _ = self.origin
-        xy = torch.as_tensor(xy, device=self.device).to(torch.float64)
-        return (xy - xy.new_tensor((ox, oy))).to(self.dtype)
-
-    def to_world(self, p: torch.Tensor) -> torch.Tensor:
-        """Simulation-frame ``(..., 2)`` or ``(..., 3)`` points [m] in the world frame,
-        float64."""
-        o = torch.tensor(self.origin[:p.shape[-1]], dtype=torch.float64, device=p.device)
-        return p.to(torch.float64) + o
-
     def set_map_range(self, lo, count) -> None:
         """Draw each environment's map, from its next reset on, from maps ``lo .. lo + count -
         1`` of the stack (``(N,)`` ints; a terrain curriculum gives each env its level's
@@ -162,16 +146,7 @@ class Simulator:
         if lo is None and count is None:
             self.map_range = None
             return
-        lo = torch.as_tensor(lo, device=self.device)
-        count = torch.as_tensor(count, device=self.device)
-        M = len(self.maps)
-        if (lo.shape != (self.n,) or count.shape != (self.n,) or lo.is_floating_point()
-                or count.is_floating_point() or bool((lo < 0).any()) or bool((count < 1).any())
-                or bool((lo + count > M).any())):
-            raise ValueError(f"map range must be two ({self.n},) int tensors with lo >= 0, "
-                             f"count >= 1 and lo + count <= {M} (the maps), got {lo!r}, "
-                             f"{count!r}")
-        self.map_range = (lo.to(torch.int64).clone(), count.to(torch.int64).clone())
+        self.map_range = check_map_range(lo, count, self.n, len(self.maps), self.device)
 
     def set_keys(self, keys: torch.Tensor, mask: torch.Tensor) -> None:
         """Give the masked environments new random streams (keys) and restart their counters."""
@@ -185,9 +160,8 @@ class Simulator:
 
     # ------------------------------------------------------------------ reset
     def _draw(self, n: int, idx: torch.Tensor | None, use: torch.Tensor) -> torch.Tensor:
-        """``n`` uniforms for each selected environment (``idx``; None: all N), advancing the
-        counters of those where ``use`` (bool, one per selected environment) is set. The draws
-        are counter-based, so a selection gives the same numbers as the full batch's rows."""
+        """``n`` counter-based uniforms for the environments ``idx`` (None: all N), advancing
+        the counters where ``use`` (bool, one per selected environment) is set."""
         st = self.state
         if idx is None:
             u = rngmod.uniform(st.keys, st.counters, n, self.dtype)
@@ -196,15 +170,6 @@ class Simulator:
         u = rngmod.uniform(st.keys[idx], st.counters[idx], n, self.dtype)
         st.counters = st.counters.index_add(0, idx, use.to(torch.int64))
         return u
-
-    def _check_rows(self, name: str, value, width: int) -> torch.Tensor:
-        t = torch.as_tensor(value, device=self.device)
-        if (t.shape != (self.n, width) or t.dtype == torch.bool or t.is_complex()
-                or not bool(torch.isfinite(t).all())):
-            what = "world (x, y, yaw)" if width == 3 else "world (x, y)"
-            raise ValueError(f"{name} must be a finite real ({self.n}, {width}) tensor of "
-                             f"{what}, got {t.dtype} {tuple(t.shape)}")
-        return t
 
     def reset(self, mask: torch.Tensor, start_pose: torch.Tensor | None = None,
               goal: torch.Tensor | None = None) -> torch.Tensor:
@@ -225,10 +190,12 @@ class Simulator:
             hook(mask)
         start = None
         if start_pose is not None:
-            start = self._check_rows("start_pose", start_pose, 3)
-            start = torch.cat((self.to_local(start[:, :2]), start[:, 2:].to(self.dtype)), 1)
+            start = check_rows("start_pose", start_pose, self.n, 3, self.device)
+            start = torch.cat((to_local(self.origin, start[:, :2], self.dtype, self.device),
+                               start[:, 2:].to(self.dtype)), 1)
         if goal is not None:
-            goal = self.to_local(self._check_rows("goal", goal, 2))
+            goal = to_local(self.origin, check_rows("goal", goal, self.n, 2, self.device),
+                            self.dtype, self.device)
         st = self.state
         idx = None
         if st.contact is not None and self.subset_resets:
@@ -329,8 +296,7 @@ class Simulator:
         return self.step_checked(*self.actions(action))
 
     def step_checked(self, a: torch.Tensor, bad: torch.Tensor):
-        """:meth:`step` for an action already validated and clipped (``(N, A)`` on the device,
-        in the sim's dtype) with its bad-row mask ``(N,)`` bool."""
+        """:meth:`step` for a checked action ``a`` and its bad-row mask ``bad``."""
         k = self.cfg.action_repeat
         if k == 1:
             return self._advance_fn(a, bad)

@@ -13,7 +13,7 @@ from terrain import HeightMap
 from .physics.rotations import place_points
 from .physics.vehicle import Vehicle
 
-__all__ = ["Spawn", "SPAWN_DRAWS", "draw_spawn", "in_hole", "spawn_with_redraws", "free_area",
+__all__ = ["check_rows", "check_map_range", "Spawn", "SPAWN_DRAWS", "draw_spawn", "in_hole", "spawn_with_redraws", "free_area",
            "goal_fits", "check_goal_range"]
 
 #: uniforms drawn per environment for one spawn
@@ -164,3 +164,28 @@ def spawn_with_redraws(draw: Callable[[int, torch.Tensor], torch.Tensor], use: t
                        f"clear of holes in {MAX_REDRAWS} draws for environment rows {rows[:20]}; "
                        "use a smaller goal_distance or spawn_margin, or a map with fewer holes"
                        + ("" if start_pose is None else " or another start_pose"))
+
+
+def check_rows(name: str, value, n: int, width: int, device) -> torch.Tensor:
+    """``value`` as a finite real ``(n, width)`` tensor of world ``(x, y, yaw)`` (width 3) or
+    ``(x, y)`` (width 2) rows; ValueError naming ``name`` otherwise."""
+    t = torch.as_tensor(value, device=device)
+    if (t.shape != (n, width) or t.dtype == torch.bool or t.is_complex()
+            or not bool(torch.isfinite(t).all())):
+        what = "world (x, y, yaw)" if width == 3 else "world (x, y)"
+        raise ValueError(f"{name} must be a finite real ({n}, {width}) tensor of {what}, got "
+                         f"{t.dtype} {tuple(t.shape)}")
+    return t
+
+
+def check_map_range(lo, count, n: int, num_maps: int, device):
+    """``(lo, count)`` as int64 ``(n,)`` tensors of map ranges within ``num_maps`` maps;
+    ValueError otherwise."""
+    lo = torch.as_tensor(lo, device=device)
+    count = torch.as_tensor(count, device=device)
+    if (lo.shape != (n,) or count.shape != (n,) or lo.is_floating_point()
+            or count.is_floating_point() or bool((lo < 0).any()) or bool((count < 1).any())
+            or bool((lo + count > num_maps).any())):
+        raise ValueError(f"map range must be two ({n},) int tensors with lo >= 0, count >= 1 "
+                         f"and lo + count <= {num_maps} (the maps), got {lo!r}, {count!r}")
+    return lo.to(torch.int64).clone(), count.to(torch.int64).clone()

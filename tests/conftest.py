@@ -9,6 +9,10 @@ setting of ``ATEN_CPU_CAPABILITY`` is kept.
 
 import os
 import sys
+from pathlib import Path
+
+# the shared helpers (golden_cases, ground_util) import from any test folder
+sys.path.insert(0, str(Path(__file__).parent))
 
 if "torch" not in sys.modules:  # torch reads the variable once, when it loads
     os.environ.setdefault("ATEN_CPU_CAPABILITY", "avx2")

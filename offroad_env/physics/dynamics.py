@@ -202,6 +202,12 @@ class SkidSteerParams:
                                                  and self.yaw_inertia > 0):
             raise ValueError(f"yaw_inertia must be > 0 or None, got {self.yaw_inertia!r}")
 
+    @property
+    def ground_mu(self) -> float:
+        """The friction coefficient of the ground: ``mu`` on hard ground, ``mu_peak`` on soft
+        soil (what a per-environment ``friction`` parameter replaces)."""
+        return self.mu if self.soil == "hard" else self.mu_peak
+
     def yaw_inertia_for(self, vehicle: Vehicle) -> float:
         if self.yaw_inertia is not None:
             return self.yaw_inertia
@@ -273,11 +279,10 @@ def _substep_kn(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState, om
     kappa = slip_ratio(vxj, omega, r_w, params.slip_eps)
     alpha = slip_angle(vxj, vyj, params.slip_eps)
     fz = fz.clamp_min(0.0)
+    mu_w = params.ground_mu if mu is None else mu
     if params.soil == "hard":
-        mu_w = params.mu if mu is None else mu
         fx_lin = params.c_kappa * kappa
     else:
-        mu_w = params.mu_peak if mu is None else mu
         fx_lin = soft_soil_traction(kappa, fz, mu_w, params.k_shape)
     fy_lin = -params.c_alpha * alpha
     if params.slip_limiter:
