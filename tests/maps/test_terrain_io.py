@@ -365,7 +365,7 @@ def test_a_deeply_nested_sidecar_is_a_clear_error(tmp_path):
 
 # ---------------------------------------------------------------------------------- GeoTIFF
 # a copy of ../shared/data/dem/ (provenance and licence: tests/data/README_dem.md)
-DEM = Path(__file__).resolve().parent / "data" / "srtm1_n37w123_crop401.tif"
+DEM = Path(__file__).resolve().parents[1] / "data" / "srtm1_n37w123_crop401.tif"
 
 
 def _utm_tiff(path, heights, *, nodata=-32768, raster=1, units=None, transform=None):

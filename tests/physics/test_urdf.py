@@ -7,7 +7,7 @@ import pytest
 from offroad_env import OffroadVectorEnv, Vehicle, husky
 from offroad_env.urdf import URDFError
 
-DATA = Path(__file__).resolve().parent / "data"  # copies of ../shared/data/urdf (README_urdf.md)
+DATA = Path(__file__).resolve().parents[1] / "data"  # copies of ../shared/data/urdf (README_urdf.md)
 
 
 def test_husky_from_urdf_is_the_seeds_vehicle():

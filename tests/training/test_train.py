@@ -299,7 +299,7 @@ def test_torchrun_trains_on_two_ranks_with_one_log_and_identical_weights(tmp_pat
     import subprocess
     import sys
     from pathlib import Path
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     torchrun = Path(sys.executable).parent / "torchrun"
     out = tmp_path / "ddp"
     env = dict(os.environ, PYTHONPATH=str(root), OMP_NUM_THREADS="1")

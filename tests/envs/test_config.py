@@ -1,0 +1,157 @@
+"""The configs: their checks where they are built, frozen values, make_config's terrain and task
+arguments."""
+
+import dataclasses
+import math
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+
+import offroad_env
+import terrain
+from offroad_env import OffroadEnv, OffroadVectorEnv
+from offroad_env.config import HeightScanConfig, SimConfig
+
+
+FLAT = terrain.FlatConfig(size=(30.0, 30.0), resolution=(0.25, 0.25))
+
+
+SMALL = terrain.PerlinConfig(size=(30.0, 30.0), resolution=(0.25, 0.25), amplitude=0.3,
+                             frequency=0.1)
+
+
+def small_env(**kw):
+    kw.setdefault("terrain", SMALL)
+    kw.setdefault("num_maps", 2)
+    return kw
+
+
+def make_vec(mode, n=3, steps=3, **kw):
+    return OffroadVectorEnv(num_envs=n, autoreset_mode=mode, max_episode_steps=steps,
+                            **small_env(**kw))
+
+
+def rollout(env, steps, seed, actions_seed=0):
+    rng = np.random.default_rng(actions_seed)
+    obs, _ = env.reset(seed=seed)
+    out = [obs.clone()]
+    for _ in range(steps):
+        a = torch.as_tensor(rng.uniform(-1, 1, (env.num_envs, 2)), dtype=torch.float32)
+        obs, r, term, trunc, _ = env.step(a)
+        out.append(torch.cat([obs, r[:, None], term[:, None].float(), trunc[:, None].float()],
+                             1))
+    return torch.stack(out[1:])
+
+
+def imu_of(obs_row, env):
+    start = [s for t, s, e in env.obs_layout if t == "imu"][0]
+    return obs_row[start:start + 3], obs_row[start + 3:start + 6]
+
+
+def across_slope_env(angle_deg, vehicle="husky"):
+    cfg = terrain.PlaneConfig(size=(30.0, 30.0), resolution=(0.25, 0.25), slope_x=0.0,
+                              slope_y=math.tan(math.radians(angle_deg)))
+    return OffroadVectorEnv(num_envs=1, terrain=cfg, num_maps=1, vehicle=vehicle)
+
+
+def park_across(env):
+    env.reset(seed=0)
+    env.sim.state.x.zero_()
+    env.sim.state.y.zero_()
+    env.sim.state.yaw.zero_()  # heading along x: the slope rises to the left
+    return env.step(torch.zeros(1, 2))
+
+
+def test_bad_config_is_a_clear_error():
+    with pytest.raises(ValueError, match="dynamics"):
+        OffroadEnv(dynamics="hovercraft")
+    with pytest.raises(TypeError, match="unexpected keyword argument"):
+        OffroadEnv(wheel_count=3)
+    with pytest.raises(ValueError, match="preset"):
+        OffroadEnv(vehicle="tank")
+    with pytest.raises(ValueError, match="task"):
+        OffroadEnv(task="race")
+    with pytest.raises(ValueError, match="obs_terms"):
+        OffroadEnv(obs_terms=("roll_pitch", "speed"))
+
+
+def test_terrain_may_be_a_map_file_or_a_generator_name_and_unknown_keywords_are_type_errors(
+        tmp_path):
+    import terrain as terrain_pkg
+    h = terrain_pkg.generate(terrain_pkg.PerlinConfig(size=(30.0, 30.0), resolution=(0.2, 0.2)), 2)
+    np.save(tmp_path / "m.npy", h)
+    env = gym.make("offroad_env/OffroadNav-v0", terrain=str(tmp_path / "m.npy"))
+    env.reset(seed=0)
+    assert env.unwrapped.terrain.shape == h.shape
+    venv = gym.make_vec("offroad_env/OffroadNav-v0", num_envs=2,
+                        vectorization_mode="vector_entry_point", terrain=tmp_path / "m.npy")
+    venv.reset(seed=0)
+    assert venv.unwrapped.terrain.shape == h.shape
+    named = OffroadVectorEnv(num_envs=2, terrain="bumps", num_maps=1)
+    assert isinstance(named.config.terrain, terrain_pkg.BumpsConfig)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'frameskip'"):
+        gym.make("offroad_env/OffroadNav-v0", frameskip=4)
+    with pytest.raises(terrain_pkg.TerrainFileError, match="no such file"):
+        OffroadVectorEnv(num_envs=2, terrain=tmp_path / "missing.png")
+
+
+def test_terrain_may_be_a_heightmap_or_an_array_with_its_resolution():
+    import terrain as terrain_pkg
+    h = terrain_pkg.generate(terrain_pkg.PerlinConfig(size=(30.0, 30.0), resolution=(0.2, 0.2)), 3)
+    a = OffroadVectorEnv(num_envs=2, terrain=(h, 0.2))
+    b = OffroadVectorEnv(num_envs=2, terrain=terrain_pkg.HeightMap(h, 0.2))
+    assert a.terrain.shape == b.terrain.shape == h.shape and a.terrain.resolution == (0.2, 0.2)
+    with pytest.raises(ValueError, match="heightmap must be a terrain.HeightMap"):
+        OffroadVectorEnv(num_envs=2, heightmap=h)  # the array alone: its spacing is unknown
+
+
+def test_a_task_config_passed_to_a_registered_id_replaces_only_its_task():
+    # gym.make(id, task=TaskConfig(...)) keeps the id's terrain, observations and tip rule
+    # (the registry names the id's own task as base_task); a TaskConfig of another kind is an
+    # error, not a silently different task
+    import dataclasses
+
+    from offroad_env import TaskConfig, make_config
+    for env_id, name in offroad_env.ENV_IDS.items():
+        assert gym.spec(env_id).kwargs == {"task": name, "base_task": name}
+    ref = make_config("traverse")
+    new_task = dataclasses.replace(ref.task, goal_radius=1.0)
+    cfg = make_config(new_task, base_task="traverse")
+    assert cfg == dataclasses.replace(ref, task=new_task)
+    assert make_config(TaskConfig(goal_radius=1.0)).terrain == make_config("nav").terrain
+    with pytest.raises(ValueError, match="kind 'velocity' cannot replace the task of 'traverse'"):
+        make_config(TaskConfig(kind="velocity"), base_task="traverse")
+    with pytest.raises(ValueError, match="unknown base_task"):
+        make_config("nav", base_task="climb")
+    env = gym.make("offroad_env/OffroadNavRough-v0", task=TaskConfig(goal_radius=0.8),
+                   num_maps=1, disable_env_checker=True)
+    base = env.unwrapped.config
+    assert base.task.goal_radius == 0.8 and base.terrain == make_config("nav_rough").terrain
+    assert base.height_scan == make_config("nav_rough").height_scan
+    env.close()
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(d_eps=-1.0), "d_eps"), (dict(d_eps=float("nan")), "d_eps"),
+    (dict(gravity=0.0), "gravity"), (dict(dynamics="tank"), "dynamics"),
+    (dict(ground="lcp"), "ground")])
+def test_sim_config_rejects_bad_values(kw, match):
+    with pytest.raises(ValueError, match=match):
+        SimConfig(**kw)
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(resolution=0.0), "resolution"), (dict(clip=-1.0), "clip"),
+    (dict(size=(1.0, float("inf"))), "size"), (dict(forward_offset=float("nan")), "forward")])
+def test_height_scan_config_rejects_bad_values(kw, match):
+    with pytest.raises(ValueError, match=match):
+        HeightScanConfig(**kw)
+
+
+def test_configs_are_frozen():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        SimConfig().dt = 0.1
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        HeightScanConfig().clip = 1.0
