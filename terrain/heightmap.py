@@ -13,16 +13,8 @@ Conventions (the whole project keeps them):
 * Outside the grid a query uses the nearest edge sample (the surface is extended flat across the
   border); :meth:`HeightMap.in_bounds` tells which points were inside.
 
-Interpolation:
-
-* ``"bilinear"``: ``h = lerp(lerp(h00, h10, fx), lerp(h01, h11, fx), fy)`` -- the four-wheel
-  ground-following seed's lookup.
-* ``"triangles"``: two planar triangles per cell split along the diagonal from ``(x_i, y_j)`` to
-  ``(x_i+1, y_j+1)`` (raisim, MuJoCo). For ``fx >= fy`` the triangle is (00, 10, 11):
-  ``h = h00 + fx (h10 - h00) + fy (h11 - h10)``; otherwise (00, 01, 11):
-  ``h = h00 + fy (h01 - h00) + fx (h11 - h01)``.
-
-Both are exact at the nodes and on planes; gradients flow from the heights and normals to the
+Interpolation: ``"bilinear"`` (the four-wheel seed's lookup) or ``"triangles"`` (raisim,
+MuJoCo), written out in :mod:`terrain.interpolation`. Both are exact at the nodes and on planes; gradients flow from the heights and normals to the
 query coordinates (the grid indices themselves are piecewise constant).
 """
 
@@ -35,7 +27,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import torch
 
-INTERPOLATIONS = ("bilinear", "triangles")
+from .interpolation import INTERPOLATIONS, cell_gradient, cell_height
 
 __all__ = ["HeightMap", "INTERPOLATIONS"]
 
@@ -408,14 +400,7 @@ class HeightMap:
             is NaN. Differentiable w.r.t. ``x`` and ``y``.
         """
         h00, h10, h01, h11, fx, fy, _, _ = self._cells(x, y, map_index)
-        if self.interpolation == "bilinear":
-            return torch.lerp(torch.lerp(h00, h10, fx), torch.lerp(h01, h11, fx), fy)
-        upper = fy > fx  # triangle (00, 01, 11)
-        ha = h00 + fx * (h10 - h00) + fy * (h11 - h10)
-        hb = h00 + fy * (h01 - h00) + fx * (h11 - h01)
-        # 0 * (h01 + h10) is 0, or NaN when the unused corner is a hole: a cell touching a hole
-        # is a hole for both interpolations.
-        return torch.where(upper, hb, ha) + 0.0 * (h01 + h10)
+        return cell_height(self.interpolation, h00, h10, h01, h11, fx, fy)
 
     def slope(self, x, y, map_index=None) -> tuple[torch.Tensor, torch.Tensor]:
         """Surface gradient ``(dz/dx, dz/dy)`` [m/m] of the interpolant at world ``(x, y)``.
@@ -425,17 +410,7 @@ class HeightMap:
         """
         h00, h10, h01, h11, fx, fy, u, v = self._cells(x, y, map_index)
         g = self._grid
-        if self.interpolation == "bilinear":
-            du = torch.lerp(h10 - h00, h11 - h01, fy)
-            dv = torch.lerp(h01 - h00, h11 - h10, fx)
-        else:
-            upper = fy > fx
-            du = torch.where(upper, h11 - h01, h10 - h00) + 0.0 * h01
-            dv = torch.where(upper, h01 - h00, h11 - h10) + 0.0 * h10
-            if fx.requires_grad or fy.requires_grad:
-                # planar triangles: the slope's derivative is 0, but keep the graph connected
-                du = du + 0.0 * fx
-                dv = dv + 0.0 * fy
+        du, dv = cell_gradient(self.interpolation, h00, h10, h01, h11, fx, fy)
         inside_u = (u >= 0) & (u <= g.nx - 1)
         inside_v = (v >= 0) & (v <= g.ny - 1)
         zero = torch.zeros((), dtype=du.dtype, device=du.device)
