@@ -55,12 +55,14 @@ class TaskConfig:
         spawn_margin: spawns and goals keep this far from the map border [m].
         command_speed, command_yaw_rate: ranges of the commands [m/s], [rad/s] (velocity).
         weights: reward weights.
-        tip_rule: ``"limits"``: tip-over is a roll or pitch past the static limits
-            (:func:`~offroad_env.tasks.static_tip_limits`) or lost support; ``"force_angle"``:
-            those, or the force-angle stability margin (gravity and the driving's inertial
-            force, :mod:`offroad_env.stability`) negative for ``tip_hold_time`` [s] (the time a
-            body needs to start rolling over; a one-step spike of a kinematic model's speed
-            change is not a tip-over).
+        tip_rule: ``"force_angle"`` (the default): tip-over is a roll or pitch past the
+            static limits (:func:`~offroad_env.tasks.static_tip_limits`), lost support, or the
+            force-angle stability margin negative for ``tip_hold_time`` [s] (the time a body
+            needs to start rolling over; a one-step spike of a kinematic model's speed change
+            is not a tip-over). The margin takes gravity and the driving's inertial force as
+            far as the ground's friction transmits them, about the true contact points
+            (:mod:`offroad_env.physics.stability`). ``"limits"``: the static limits and lost
+            support only (driving never tips a vehicle then).
     """
 
     kind: str = "nav"
@@ -70,7 +72,7 @@ class TaskConfig:
     command_speed: tuple[float, float] = (0.0, 1.0)
     command_yaw_rate: tuple[float, float] = (-0.5, 0.5)
     weights: tasks.RewardWeights = field(default_factory=tasks.RewardWeights)
-    tip_rule: str = "limits"
+    tip_rule: str = "force_angle"
     tip_hold_time: float = 0.2
 
     def __post_init__(self):

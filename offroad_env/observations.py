@@ -13,6 +13,8 @@ goal            2    goal in the yaw-aligned body frame [m]      +-map diagonal
 command         2    commanded speed [m/s], yaw rate [rad/s]     the command ranges
 prev_action     A    the previous (clipped) action               [-1, 1]
 height_scan     nxy  terrain around base_link, relative [m]      +-clip
+stability       1    force-angle stability margin [rad]          [-pi/2, pi]
+traction        1    share of the friction cone demanded         [0, 10]
 ==============  ===  ==========================================  ===================
 """
 
@@ -122,6 +124,10 @@ def _stability(state, maps, cfg):
     return state.margin.unsqueeze(1)
 
 
+def _traction(state, maps, cfg):
+    return state.traction.unsqueeze(1)
+
+
 #: every observation term, in the default order of the spec sheet
 TERMS: dict[str, ObsTerm] = {
     "z_rel": ObsTerm(_fixed(1, -2.0, 2.0), _z_rel),
@@ -135,6 +141,8 @@ TERMS: dict[str, ObsTerm] = {
     "height_scan": ObsTerm(_scan_spec, _height_scan),
     # force-angle stability margin [rad] (offroad_env.stability): < 0 tips
     "stability": ObsTerm(_fixed(1, -math.pi / 2, math.pi), _stability),
+    # the share of the friction cone the motion demands (1: at the limit; offroad_env.tasks)
+    "traction": ObsTerm(_fixed(1, 0.0, 10.0), _traction),
 }
 TERM_NAMES = tuple(TERMS)
 

@@ -41,6 +41,10 @@ class RewardWeights:
             (20 deg).
         time: the step's duration ``dt`` [s]; a negative weight is a cost per second, which makes
             standing still or circling short of the goal cost something.
+        traction: ``max(0, demand - 1)``, how far the motion asks past the friction cone (the
+            demand: the share of the cone the net force of gravity and the driving's
+            acceleration needs across the ground, ``offroad_env.tasks``; a kinematic model
+            goes where it is told, so there this is the grip it would have lacked).
     """
 
     progress: float = 1.0
@@ -54,6 +58,7 @@ class RewardWeights:
     tip_over: float = -10.0
     stability: float = 0.0
     time: float = 0.0
+    traction: float = 0.0
 
     def __post_init__(self):
         for f in fields(self):
@@ -76,7 +81,8 @@ class StepContext(NamedTuple):
         action: ``(N, A)`` this step's clipped action.
         distance: ``(N,)`` base_link-to-goal distance after the step [m].
         reached: ``(N,)`` bool, the goal is reached (always False outside the nav task).
-        tipped: ``(N,)`` bool, the vehicle tipped over (by the task's tip rule).
+        tipped: ``(N,)`` bool, the episode ends as a tip-over this step (not where a hole or the
+            map's edge, which tilt the body, end it).
         nav: the task is navigation (progress counts only there).
         dt: the step [s].
     """
@@ -200,6 +206,11 @@ def _stability(c: StepContext) -> torch.Tensor:
 @reward_term("time")
 def _time(c: StepContext) -> torch.Tensor:
     return torch.full_like(c.distance, c.dt)
+
+
+@reward_term("traction")
+def _traction(c: StepContext) -> torch.Tensor:
+    return (c.state.traction - 1.0).clamp_min(0.0)
 
 
 def reward_terms(ctx: StepContext) -> dict[str, torch.Tensor]:

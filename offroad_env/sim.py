@@ -224,7 +224,7 @@ class Simulator:
                                    "terrain is too steep for the vehicle")
         for sensor in SENSORS.values():
             st.put(mask, idx, **sensor.start(gc, self.cfg))
-        st.put(mask, idx, **self.task.start(st, gc, idx))
+        st.put(mask, idx, **self.task.start(st, gc, self.maps, self.params, idx))
         return self.observe()
 
     def _start_episodes(self, mask: torch.Tensor, idx: torch.Tensor | None,
@@ -330,7 +330,7 @@ class Simulator:
                 setattr(st, name, value)
         st.contact = motion.contact
         st.steps = st.steps + 1
-        terms, reward, reason = self.task.step(st, motion, a)
+        terms, reward, reason = self.task.step(st, motion, a, self.maps, self.params)
         st.vel_b = motion.vel_b
         st.prev_action = a
         info = {f"reward/{name}": value for name, value in terms.items()}

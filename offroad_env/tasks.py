@@ -72,12 +72,16 @@ def end_reason(goal: torch.Tensor, hole: torch.Tensor, off_map: torch.Tensor,
     return reason
 
 
+#: the friction demand is stored up to this share of the cone (airborne: no normal force, an
+#: infinite demand)
+TRACTION_CAP = 10.0
+
 #: the task's own state fields: ``prev_distance`` (base_link to goal after the last step [m]),
 #: ``accel_b`` ``(N, 3)`` (the low-passed body acceleration the force-angle measure reads
 #: [m/s^2]), ``margin`` (the force-angle margin after the last step [rad]; 0 where not
 #: computed), ``unstable_steps`` (consecutive steps of negative margin)
 TASK_FIELDS = {"prev_distance": Field(), "accel_b": Field((3,)), "margin": Field(),
-               "unstable_steps": Field(kind="int64")}
+               "traction": Field(), "unstable_steps": Field(kind="int64")}
 
 
 class Task:
@@ -97,7 +101,8 @@ class Task:
         self.cfg, self.config, self.model = cfg, t, model
         self.nav = t.kind == "nav"
         self.needs_margin = (t.tip_rule == "force_angle" or "stability" in cfg.terms
-                             or t.weights.stability != 0)
+                             or "traction" in cfg.terms or t.weights.stability != 0
+                             or t.weights.traction != 0)
         self.tip_hold_steps = max(1, int(round(t.tip_hold_time / cfg.dt)))
         self._edges = edge_table(vehicle, device)
         self.set_vehicle(vehicle)
@@ -107,12 +112,27 @@ class Task:
         self.vehicle = vehicle
         self.roll_limit, self.pitch_limit = static_tip_limits(vehicle)
 
-    def margin(self, contact, accel_b: torch.Tensor | None,
-               idx: torch.Tensor | None = None) -> torch.Tensor:
-        """``(M,)`` force-angle margin [rad] of a placement of the rows ``idx`` (None: all N)
-        under the body-frame acceleration ``accel_b`` ``(M, 3)`` (None: at rest)."""
+    def friction(self, params, idx: torch.Tensor | None = None):
+        """The ground's friction coefficient the tip rule limits forces by: the
+        per-environment ``friction`` parameter (``(M,)`` rows ``idx``), else the config's
+        ground (``skid.ground_mu``)."""
+        if params is None:
+            return self.cfg.skid.ground_mu
+        return params["friction"] if idx is None else params["friction"][idx]
+
+    def margin(self, contact, accel_b: torch.Tensor | None, maps, map_index: torch.Tensor,
+               params=None, idx: torch.Tensor | None = None
+               ) -> tuple[torch.Tensor, torch.Tensor]:
+        """``((M,) force-angle margin [rad], (M,) friction demand)`` of a placement of the rows
+        ``idx`` (None: all N) under the body-frame acceleration ``accel_b`` ``(M, 3)`` (None:
+        at rest): contact points along the terrain normals of ``maps`` under the wheels
+        (``map_index`` ``(M,)``), forces limited by the ground's friction
+        (:func:`~offroad_env.physics.stability.contact_margin`)."""
+        hub = contact.wheel_position
+        normals = maps.normal(hub[..., 0], hub[..., 1], map_index.unsqueeze(1))
         return contact_margin(contact, self.vehicle, self.model.support_from_loads, accel_b,
-                              self.cfg.gravity, self._edges, idx)
+                              self.cfg.gravity, self._edges, idx, normals,
+                              self.friction(params, idx))
 
     def unrestful(self, contact, idx: torch.Tensor | None) -> torch.Tensor:
         """``(M,)`` bool: placed rows (``idx``, or all) are no stable rest for a spawn: past
@@ -124,23 +144,31 @@ class Task:
         restless = self.model.unrestful(contact)
         return bad if restless is None else bad | restless
 
-    def start(self, state, contact, idx: torch.Tensor | None) -> dict[str, torch.Tensor]:
+    def start(self, state, contact, maps, params, idx: torch.Tensor | None
+              ) -> dict[str, torch.Tensor]:
         """The task's fields of episodes starting at ``contact`` (rows ``idx`` of ``state``,
-        None: all), to put into the state."""
+        None: all) on ``maps``, to put into the state."""
         goal = state.goal_w if idx is None else state.goal_w[idx]
-        rows = {"margin": self.margin(contact, None, idx)} if self.needs_margin else {}
+        rows = {}
+        if self.needs_margin:
+            mi = state.map_index if idx is None else state.map_index[idx]
+            rows["margin"], demand = self.margin(contact, None, maps, mi, params, idx)
+            rows["traction"] = demand.clamp(max=TRACTION_CAP)
         rows["prev_distance"] = torch.linalg.vector_norm(goal - contact.base_position[:, :2],
                                                          dim=1)
         return rows
 
-    def step(self, state, motion, action: torch.Tensor
+    def step(self, state, motion, action: torch.Tensor, maps, params=None
              ) -> tuple[dict[str, torch.Tensor], torch.Tensor, torch.Tensor]:
         """Judge a step: ``(terms {name: (N,)}, reward (N,), end reason (N,) int64)``.
 
         ``state``: after the model's step and the sensors (its ``vel_b`` and ``prev_action``
         still the last step's); ``motion``: the model's
-        :class:`~offroad_env.physics.models.ModelStep`; ``action``: ``(N, A)`` clipped. Writes
-        the task's fields of ``state``."""
+        :class:`~offroad_env.physics.models.ModelStep`; ``action``: ``(N, A)`` clipped;
+        ``maps``: the height maps (the terrain normals under the wheels); ``params``:
+        per-environment parameters or None (the ground's friction). Writes the task's fields
+        of ``state``. The ``tip_over`` term is 1 only where the episode ends as a tip-over (a
+        hole or the map's edge that tilts the body is that end, with its own reason)."""
         cfg, st, gc = self.cfg, state, motion.contact
         dist = torch.linalg.vector_norm(st.goal_w - gc.base_position[:, :2], dim=1)
         reached = ((dist < self.config.goal_radius) if self.nav
@@ -151,15 +179,17 @@ class Task:
             acc = (motion.accel_b if motion.accel_b is not None
                    else body_acceleration(motion.vel_b, st.vel_b, cfg.dt))
             st.accel_b = filter_acceleration(st.accel_b, acc, cfg.dt)
-            st.margin = self.margin(gc, st.accel_b)
+            st.margin, demand = self.margin(gc, st.accel_b, maps, st.map_index, params)
+            st.traction = demand.clamp(max=TRACTION_CAP)
             st.unstable_steps = torch.where(st.margin < 0, st.unstable_steps + 1,
                                             torch.zeros_like(st.unstable_steps))
             if self.config.tip_rule == "force_angle":
                 tipped = tipped | (st.unstable_steps >= self.tip_hold_steps)
+        reason = end_reason(reached, gc.hole, gc.off_map, tipped)
         ctx = StepContext(state=st, motion=motion, action=action, distance=dist,
-                          reached=reached, tipped=tipped, nav=self.nav, dt=cfg.dt)
+                          reached=reached, tipped=reason == int(EndReason.TIP_OVER),
+                          nav=self.nav, dt=cfg.dt)
         terms = reward_terms(ctx)
         reward = weighted_reward(terms, self.config.weights)
-        reason = end_reason(reached, gc.hole, gc.off_map, tipped)
         st.prev_distance = dist
         return terms, reward, reason

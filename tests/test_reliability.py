@@ -28,13 +28,35 @@ def _drive(env, action, steps):
     return None
 
 
-def test_driving_into_a_hole_ends_as_hole_not_tip_over():
+def _terminal_terms(env, action, steps):
+    """Step until the episode ends; returns (end reason, that step's goal and tip-over terms)."""
+    for _ in range(steps):
+        _, _, term, trunc, info = env.step(torch.tensor([action]))
+        if bool(term[0] | trunc[0]):
+            return (int(info["end_reason"][0]), float(info["reward/goal_reached"][0]),
+                    float(info["reward/tip_over"][0]))
+    return None
+
+
+def test_driving_into_a_hole_ends_as_hole_not_tip_over_with_no_tip_over_penalty():
+    # one end, one terminal term: with rigid contact the body also tilts past its limits as it
+    # drops into the hole, and the tip-over term used to be 1 there (-14.7 against -0.04 for
+    # the same drive with four-wheel ground following)
     hm = _grid(lambda X, Y: np.where((X > 2.0) & (X < 3.5) & (np.abs(Y) < 1.5), np.nan, 0.0))
     for ground in ("rigid_contact", "four_wheel"):
         env = OffroadVectorEnv(num_envs=1, heightmap=hm, ground=ground, max_episode_steps=400)
         env.reset(seed=0, options={"start_pose": torch.tensor([[0.0, 0.0, 0.0]])})
-        end = _drive(env, [0.5, 0.0], 300)
-        assert end is not None and end[0] == EndReason.HOLE, (ground, end)
+        end = _terminal_terms(env, [0.5, 0.0], 300)
+        assert end == (EndReason.HOLE, 0.0, 0.0), (ground, end)
+
+
+def test_a_wall_ends_as_tip_over_with_exactly_one_tip_over_term():
+    hm = _grid(lambda X, Y: np.clip((X - 2.0) * math.tan(math.radians(70)), 0.0, 3.0))
+    for ground in ("rigid_contact", "four_wheel"):
+        env = OffroadVectorEnv(num_envs=1, heightmap=hm, ground=ground, max_episode_steps=400)
+        env.reset(seed=0, options={"start_pose": torch.tensor([[0.0, 0.0, 0.0]])})
+        end = _terminal_terms(env, [0.5, 0.0], 300)
+        assert end == (EndReason.TIP_OVER, 0.0, 1.0), (ground, end)
 
 
 def test_the_foot_of_a_wall_is_not_a_tip_over_until_a_limit_is_passed():

@@ -42,7 +42,7 @@ import torch
 
 from .vehicle import Vehicle
 
-__all__ = ["static_tip_limits", "EdgeTable", "edge_table", "force_angle_margin", "contact_margin",
+__all__ = ["static_tip_limits", "net_force", "friction_limited_force", "EdgeTable", "edge_table", "force_angle_margin", "contact_margin",
            "body_acceleration", "filter_acceleration", "LOAD_SHARE", "ACCEL_TIME", "ROCK_GAP"]
 
 #: a rigid rest's support polygon includes wheels within this many wheel radii of the ground:
@@ -133,8 +133,41 @@ def body_acceleration(vel_b: torch.Tensor, prev_vel_b: torch.Tensor, dt: float) 
     return torch.stack((dv[:, 0] - w * vy, dv[:, 1] + w * vx, torch.zeros_like(w)), 1)
 
 
+def net_force(accel_w: torch.Tensor, gravity: float) -> torch.Tensor:
+    """``(N, 3)`` the force per unit mass the contacts must balance: gravity and inertia,
+    ``g - a`` (world frame, gravity along -z) [m/s^2]."""
+    g = torch.zeros_like(accel_w)
+    g[:, 2] = -gravity
+    return g - accel_w
+
+
+def friction_limited_force(force: torch.Tensor, normal: torch.Tensor, mu
+                           ) -> tuple[torch.Tensor, torch.Tensor]:
+    """The part of ``force`` ``(N, 3)`` (per unit mass, :func:`net_force`) the contacts can
+    balance, and the share of the friction cone it demands.
+
+    The contacts push back with ``c = -force``: along the support ``normal`` ``(N, 3)`` (unit)
+    without limit (a geometric force: the ground, or a bump's flank, pushes), across it at most
+    ``mu`` times the normal part (``mu`` a float or ``(N,)``). A demand past the cone is not
+    transmitted (the vehicle slides or spins instead), so it cannot tip the body. Returns
+    ``(force within the cone (N, 3), demand |c_t| / (mu c_n) (N,))``; the demand is 0 for no
+    tangential force and ``inf`` where nothing presses on the ground."""
+    c = -force
+    cn = (c * normal).sum(-1, keepdim=True)
+    ct = c - cn * normal
+    t = torch.linalg.vector_norm(ct, dim=-1, keepdim=True)
+    mu = torch.as_tensor(mu, dtype=force.dtype, device=force.device).reshape(-1, 1)
+    limit = mu * cn.clamp_min(0.0)
+    over = t > limit
+    scale = torch.where(over, limit / torch.where(over, t, torch.ones_like(t)),
+                        torch.ones_like(t))
+    demand = torch.where(t > 0, t / limit, torch.zeros_like(t))
+    return -(cn * normal + ct * scale), demand.squeeze(-1)
+
+
 def force_angle_margin(contact_points: torch.Tensor, loaded: torch.Tensor, com_w: torch.Tensor,
-                       accel_w: torch.Tensor, gravity: float, table: EdgeTable) -> torch.Tensor:
+                       accel_w: torch.Tensor, gravity: float, table: EdgeTable,
+                       force: torch.Tensor | None = None) -> torch.Tensor:
     """``(N,)`` force-angle stability margin [rad]: the minimum over the support polygon's edges
     of the angle between the net force at the CoM and the edge's tip-over axis normal; negative
     where the vehicle tips about an edge.
@@ -146,6 +179,8 @@ def force_angle_margin(contact_points: torch.Tensor, loaded: torch.Tensor, com_w
         accel_w: ``(N, 3)`` acceleration of the centre of mass, world [m/s^2].
         gravity: [m/s^2] (acting along -z).
         table: the vehicle's :class:`EdgeTable`.
+        force: ``(N, 3)`` the net force per unit mass to use instead of ``g - accel_w``
+            (:func:`friction_limited_force`).
     """
     pi = contact_points[:, table.i]  # (N, E, 3)
     pj = contact_points[:, table.j]
@@ -157,9 +192,7 @@ def force_angle_margin(contact_points: torch.Tensor, loaded: torch.Tensor, com_w
     flip = on_right & ~on_left  # the polygon lies on the right: reverse the edge
     a = torch.where(flip.unsqueeze(2), pi - pj, pj - pi)
     a = a / torch.linalg.vector_norm(a, dim=2, keepdim=True)
-    g = torch.zeros_like(com_w)
-    g[:, 2] = -gravity
-    f = (g - accel_w).unsqueeze(1)  # per unit mass (the angle does not depend on m)
+    f = (net_force(accel_w, gravity) if force is None else force).unsqueeze(1)  # per unit mass
     r = pi - com_w.unsqueeze(1)
 
     def normal_part(v):
@@ -179,13 +212,22 @@ def force_angle_margin(contact_points: torch.Tensor, loaded: torch.Tensor, com_w
 
 
 def contact_margin(gc, vehicle, rigid: bool, accel_b: torch.Tensor | None, gravity: float,
-                   table: EdgeTable, idx: torch.Tensor | None = None) -> torch.Tensor:
-    """``(M,)`` force-angle margin [rad] of a placement ``gc`` (a ``GroundContact`` with loads,
-    of the rows ``idx`` of ``vehicle``'s per-env properties; None: all), under the body-frame
-    acceleration ``accel_b`` ``(M, 3)`` (None: at rest). The support polygon: of a ``rigid``
-    rest, the wheels that carry load or hang at most :data:`ROCK_GAP` wheel radii above the
-    ground (the body rocks onto them); with four-wheel ground following (which keeps every wheel
-    on the ground, as a suspended vehicle does) every wheel not over a hole."""
+                   table: EdgeTable, idx: torch.Tensor | None = None,
+                   normals: torch.Tensor | None = None, mu=None
+                   ) -> tuple[torch.Tensor, torch.Tensor]:
+    """``((M,) force-angle margin [rad], (M,) friction demand)`` of a placement ``gc`` (a
+    ``GroundContact`` with loads, of the rows ``idx`` of ``vehicle``'s per-env properties;
+    None: all), under the body-frame acceleration ``accel_b`` ``(M, 3)`` (None: at rest).
+
+    The contact points lie a wheel radius from the hubs along the terrain ``normals`` ``(M, K,
+    3)`` under the wheels (unit, world; None or a non-finite row: straight down, a flat
+    ground's). The support polygon: of a ``rigid`` rest, the wheels that carry load or hang at
+    most :data:`ROCK_GAP` wheel radii above the ground (the body rocks onto them); with
+    four-wheel ground following (which keeps every wheel on the ground, as a suspended vehicle
+    does) every wheel not over a hole. ``mu`` (float or ``(M,)``; None: no limit): the force
+    that can tip the body is what the contacts can transmit (:func:`friction_limited_force`,
+    about the load-weighted mean normal of the supporting wheels), and the demand is the share
+    of the friction cone the motion asks for (0 without ``mu``)."""
     rows = (lambda v: v) if idx is None else (lambda v: v[idx] if isinstance(
         v, torch.Tensor) and v.ndim else v)
     R = gc.rotation
@@ -194,8 +236,11 @@ def contact_margin(gc, vehicle, rigid: bool, accel_b: torch.Tensor | None, gravi
         for c in vehicle.com)), 1)
     com_w = gc.position + (R @ com_b.unsqueeze(2)).squeeze(2)
     r = torch.as_tensor(rows(vehicle.wheel_radius), dtype=R.dtype, device=R.device)
-    pts = gc.wheel_position - torch.stack((torch.zeros_like(r), torch.zeros_like(r), r),
-                                          -1).reshape(-1, 1, 3)
+    up = torch.zeros_like(gc.wheel_position)
+    up[..., 2] = 1.0
+    n = up if normals is None else torch.where(torch.isfinite(normals).all(-1, keepdim=True),
+                                               normals, up)
+    pts = gc.wheel_position - r.reshape(-1, 1, 1) * n
     if rigid:
         mass = torch.as_tensor(rows(vehicle.mass), dtype=R.dtype, device=R.device)
         share = (LOAD_SHARE * gravity / vehicle.num_wheels) * mass
@@ -205,4 +250,13 @@ def contact_margin(gc, vehicle, rigid: bool, accel_b: torch.Tensor | None, gravi
         loaded = ~gc.wheel_hole
     acc = (torch.zeros_like(com_w) if accel_b is None
            else (R @ accel_b.unsqueeze(2)).squeeze(2))
-    return force_angle_margin(pts, loaded, com_w, acc, gravity, table)
+    if mu is None:
+        return (force_angle_margin(pts, loaded, com_w, acc, gravity, table),
+                torch.zeros_like(com_w[:, 0]))
+    fz = gc.normal_force
+    w = torch.where(loaded, fz.clamp_min(0.0) + 1e-9, torch.zeros_like(fz))
+    mean = (w.unsqueeze(-1) * n).sum(1)
+    norm = torch.linalg.vector_norm(mean, dim=-1, keepdim=True)
+    support = torch.where(norm > 0, mean / norm.clamp_min(1e-12), R[:, :, 2])
+    force, demand = friction_limited_force(net_force(acc, gravity), support, mu)
+    return force_angle_margin(pts, loaded, com_w, acc, gravity, table, force), demand

@@ -101,15 +101,18 @@ def test_body_acceleration_is_longitudinal_and_centripetal():
 
 
 # ---------------------------------------------------------------- in the environment
-def _circle(yaw_rate, vehicle="rc_truck", speed=5.0, steps=60, **task):
-    """Drive straight for 1 s (up to speed), then turn at ``yaw_rate``: (step of the tip-over
-    after the turn began or None, end reason, last observation)."""
+def _circle(yaw_rate, vehicle="rc_truck", speed=5.0, steps=60, mu=2.0, **task):
+    """Drive straight for 1 s (up to speed), then turn at ``yaw_rate`` on ground of friction
+    ``mu``: (step of the tip-over after the turn began or None, end reason, last observation
+    (roll, pitch, stability, traction))."""
+    from offroad_env.dynamics import SkidSteerParams
     from offroad_env import OffroadVectorEnv, TaskConfig
     from offroad_env.config import SimConfig
     import terrain
     cfg = SimConfig(vehicle=vehicle, max_speed=speed, max_yaw_rate=max(yaw_rate, 1e-3),
                     terrain=terrain.FlatConfig(size=(80.0, 80.0), resolution=(0.5, 0.5)),
-                    num_maps=1, obs_terms=("roll_pitch", "stability"),
+                    num_maps=1, obs_terms=("roll_pitch", "stability", "traction"),
+                    skid=SkidSteerParams(mu=mu),
                     task=TaskConfig(goal_distance=(35.0, 35.0), spawn_margin=2.0,
                                     tip_rule="force_angle", **task))
     env = OffroadVectorEnv(num_envs=1, config=cfg, dtype=torch.float64)
@@ -126,6 +129,7 @@ def _circle(yaw_rate, vehicle="rc_truck", speed=5.0, steps=60, **task):
 
 
 def test_the_rc_truck_tips_in_a_fast_turn_past_half_track_over_height_and_not_below():
+    # mu = 2 > t/h = 1.25: the tyres hold, so the truck rolls over
     v = rc_truck()
     t, h = _half_track_and_height(v)
     tip = G * t / h / 5.0  # yaw rate at 5 m/s that tips it: 2.45 rad/s
@@ -142,3 +146,15 @@ def test_the_rc_truck_tips_in_a_fast_turn_past_half_track_over_height_and_not_be
 def test_the_husky_never_tips_by_driving_on_flat_ground():
     k, reason, obs = _circle(1.0, vehicle="husky", speed=1.0, steps=150)
     assert k is None and float(obs[0, 2]) > math.radians(50)
+
+
+def test_with_friction_below_t_over_h_no_turn_tips_a_vehicle_and_the_demand_shows_it():
+    # mu = 0.8 < t/h (1.25 rc_truck, 1.51 Husky): the grip goes before the body could roll
+    v = rc_truck()
+    t, h = _half_track_and_height(v)
+    for rate in (1.05, 2.0, 4.0):
+        k, reason, obs = _circle(rate * G * t / h / 5.0, mu=0.8, steps=80)
+        assert k is None, (rate, reason)
+        demand = rate * G * t / h / G / 0.8  # |a_y| / (mu g) in the steady turn
+        assert float(obs[0, 3]) == pytest.approx(demand, rel=1e-3)
+        assert float(obs[0, 3]) > 1.0 and float(obs[0, 2]) > 0.0
