@@ -324,7 +324,7 @@ class Simulator:
         terminated, info)`` as :meth:`step`."""
         st = self.state
         motion = self.model.advance(st, self._veh, self.params, self.maps, a,
-                                    want_loads=self.task.needs_margin)
+                                    want_loads=self.task.needs_loads)
         for sensor in SENSORS.values():
             for name, value in sensor.step(st, motion.contact, self.cfg, self.params).items():
                 setattr(st, name, value)

@@ -17,7 +17,7 @@ import torch
 
 from .physics.models import Field
 from .physics.stability import (body_acceleration, contact_margin, edge_table,
-                                filter_acceleration, static_tip_limits)
+                                filter_acceleration, hub_positions, static_tip_limits)
 from .rewards import (REWARD_TERMS, STABILITY_REF, RewardWeights, StepContext, reward_terms,
                       weighted_reward)
 
@@ -103,6 +103,9 @@ class Task:
         self.needs_margin = (t.tip_rule == "force_angle" or "stability" in cfg.terms
                              or "traction" in cfg.terms or t.weights.stability != 0
                              or t.weights.traction != 0)
+        #: the step's placement must carry per-wheel loads for the margin (a rigid rest's
+        #: support polygon is its loaded wheels; four-wheel ground following needs none)
+        self.needs_loads = self.needs_margin and model.support_from_loads
         self.tip_hold_steps = max(1, int(round(t.tip_hold_time / cfg.dt)))
         self._edges = edge_table(vehicle, device)
         self.set_vehicle(vehicle)
@@ -128,7 +131,8 @@ class Task:
         at rest): contact points along the terrain normals of ``maps`` under the wheels
         (``map_index`` ``(M,)``), forces limited by the ground's friction
         (:func:`~offroad_env.physics.stability.contact_margin`)."""
-        hub = contact.wheel_position
+        hub = (contact.wheel_position if self.model.support_from_loads
+               else hub_positions(contact, self.vehicle))
         normals = maps.normal(hub[..., 0], hub[..., 1], map_index.unsqueeze(1))
         return contact_margin(contact, self.vehicle, self.model.support_from_loads, accel_b,
                               self.cfg.gravity, self._edges, idx, normals,

@@ -15,8 +15,10 @@ Spec sheet
   with ``nan_action="zero"``, are zeroed and flagged in ``info["bad_action"]``).
 * Reward: weighted sum of the terms in :class:`~offroad_env.tasks.RewardWeights`, each reported
   as ``info["reward/<term>"]``.
-* ``terminated``: tip-over (roll or pitch past the static-stability limits, or lost support with
-  rigid contact), off the map, a wheel over a hole, goal reached. ``truncated``: the time limit
+* ``terminated``: tip-over (the force-angle margin negative for ``tip_hold_time``, roll or pitch
+  past the static-stability limits, or lost support with rigid contact; ``TaskConfig.tip_rule``),
+  off the map, a wheel over a hole, goal reached (one end reason per end, and the tip-over
+  reward term only where the end is a tip-over). ``truncated``: the time limit
   (``max_episode_steps``). ``info["end_reason"]`` codes: :class:`~offroad_env.tasks.EndReason`.
 * Autoreset: ``AutoresetMode.NEXT_STEP`` (default), ``SAME_STEP`` (``info["final_obs"]``,
   ``info["final_info"]``) or ``DISABLED`` (reset finished envs with ``options={"reset_mask":

@@ -255,7 +255,10 @@ def test_sub_env_i_equals_the_single_env_at_large_n(kw):
             d = np.abs(o - ov[i].numpy())
             if rigid:
                 rest = np.delete(d, np.arange(*imu))
-                assert rest.max() < 1e-5 and d[imu[0]:imu[1]].max() < 1e-2
+                # a spike: one step whose warm-started plane passes stop at another iterate in
+                # the other batch (1.1e-5 rad of pitch at N = 64 since the skid-steer loads are
+                # normal forces, cos(roll) cos(pitch) of the attitude; 9.5e-7 before)
+                assert rest.max() < 2e-5 and d[imu[0]:imu[1]].max() < 1e-2
                 assert abs(r - float(rv[i])) < 1e-5
             else:
                 assert d.max() == 0 and r == float(rv[i]), (i, d.max())

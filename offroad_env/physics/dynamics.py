@@ -258,12 +258,38 @@ def _wheel_major(v):
     return v.T if isinstance(v, torch.Tensor) and v.ndim == 2 else v
 
 
+def braked_body_forces(s: SkidSteerState, m, Iz, fz, mu, dxj, dyj, fgx, fgy, dt: float):
+    """The holding brake: the wheels are locked, and the ground holds the body by static
+    friction or lets it slide with kinetic friction (a velocity-level Coulomb solve, no creep).
+
+    The friction force that stops the body's planar motion within the substep ``dt``, against
+    the other forces ``(fgx, fgy)`` (gravity along the ground) and the rotating frame's terms,
+    is ``F = -(m v / dt + F_g) + m w (-v_y, v_x)``; the ground gives it while ``|F|`` is within
+    the capacity ``sum_j mu_j F_z,j`` (the body stays exactly at rest), and that capacity,
+    against the motion, beyond it (a locked wheel slides with kinetic friction ``mu F_z`` and
+    no rolling resistance): ``F = F_req min(1, capacity / |F_req|)``. The yaw moment stops the
+    yaw rate within the step up to the capacity times the wheels' mean lever arm. Body-frame,
+    ``(N,)`` each: returns ``(F_x, F_y, M_z, each wheel's share F_z,j / sum F_z (K, N))``."""
+    cap = (mu * fz).sum(0)
+    req_x = -(m * s.vx / dt + fgx) - m * s.yaw_rate * s.vy
+    req_y = -(m * s.vy / dt + fgy) + m * s.yaw_rate * s.vx
+    need = torch.sqrt(req_x * req_x + req_y * req_y)
+    scale = torch.where(need > cap, cap / need.clamp_min(1e-30), torch.ones_like(need))
+    arm = torch.sqrt(dxj * dxj + dyj * dyj).mean(0)
+    m_cap = cap * arm
+    Mz = torch.maximum(torch.minimum(-Iz * s.yaw_rate / dt, m_cap), -m_cap)
+    total = fz.sum(0)
+    share = fz / torch.where(total > 0, total, torch.ones_like(total))
+    return req_x * scale, req_y * scale, Mz, share
+
+
 def _substep_kn(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState, omega, torque, fz,
-                roll, pitch, dt: float, mu, gravity: float):
+                roll, pitch, dt: float, mu, gravity: float, brake=None):
     """One explicit-Euler substep of :func:`skid_steer_step` on wheel-major ``(K, N)`` arrays
     (``omega``, ``torque``, ``fz``, a per-wheel ``mu``; ``s.wheel_omega`` is ignored): the
     environment index innermost, so compiled kernels vectorize over it (an inner axis of K = 4
-    they run as scalar loops). Returns ``(new state (its wheel_omega unchanged), new omega
+    they run as scalar loops). ``brake``: ``(N,)`` bool, the holding brake is on
+    (:func:`braked_body_forces`). Returns ``(new state (its wheel_omega unchanged), new omega
     (K, N), info of (K, N) arrays)``."""
     dtype = s.vx.dtype
     dev = s.vx.device
@@ -303,6 +329,16 @@ def _substep_kn(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState, om
     Fy = fy.sum(0) - m * g * cos_p * sin_r          # positive roll (left up) pulls to the right
     Mz = (dxj * fy - dyj * fx_body).sum(0)
     Iz = params.yaw_inertia_for(vehicle)
+    if brake is not None:
+        Fbx, Fby, Mb, share = braked_body_forces(s, m, Iz, fz, mu_w, dxj, dyj,
+                                                 m * g * sin_p, -m * g * cos_p * sin_r, dt)
+        Fx = torch.where(brake, Fbx + m * g * sin_p, Fx)
+        Fy = torch.where(brake, Fby - m * g * cos_p * sin_r, Fy)
+        Mz = torch.where(brake, Mb, Mz)
+        fx = torch.where(brake, share * Fbx, fx)
+        fy = torch.where(brake, share * Fby, fy)
+        frr = torch.where(brake, torch.zeros_like(frr), frr)
+        T = torch.where(brake, torch.zeros_like(T), T)
     # time derivatives of the body velocities, the yaw rate and the wheel spins
     d_vx = Fx / m + s.yaw_rate * s.vy
     d_vy = Fy / m - s.yaw_rate * s.vx
@@ -317,7 +353,10 @@ def _substep_kn(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState, om
         yaw=s.yaw + dt * s.yaw_rate, vx=s.vx + dt * d_vx, vy=s.vy + dt * d_vy,
         yaw_rate=s.yaw_rate + dt * d_yaw_rate, wheel_omega=s.wheel_omega)
     info = {"fx": fx, "fy": fy, "kappa": kappa, "alpha": alpha, "rolling": frr, "torque": T}
-    return new, omega + dt * d_omega, info
+    omega = omega + dt * d_omega
+    if brake is not None:  # locked wheels do not turn
+        omega = torch.where(brake, torch.zeros_like(omega), omega)
+    return new, omega, info
 
 
 def skid_steer_step(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState, torque, fz,
@@ -329,11 +368,14 @@ def skid_steer_step(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState
     Args:
         torque: ``(N, K)`` motor torques [N m] (clipped to ``max_torque``), or None with
             ``speed_targets``.
-        fz: ``(N, K)`` normal loads [N] from ground following.
+        fz: ``(N, K)`` normal loads [N]: the contact forces along the ground's normal (on a
+            slope of angle beta they sum to ``m g cos(beta)``), which cap the friction.
         roll, pitch: ``(N,)`` attitude [rad] for gravity along the slope.
         mu: optional friction override, ``(N,)`` per environment or ``(N, K)`` per wheel.
         speed_targets: ``(N, K)`` wheel-speed targets [rad/s] of the proportional controller,
-            re-evaluated every substep (instead of ``torque``).
+            re-evaluated every substep (instead of ``torque``). Where every target of an
+            environment is zero, its holding brake is on instead (:func:`braked_body_forces`:
+            the wheels lock; static friction holds the body, kinetic friction slides it).
         gravity: [m/s^2].
 
     ``info``: ``fx, fy, kappa, alpha, rolling, torque`` ``(N, K)`` in the wheel (= body) axes
@@ -349,10 +391,12 @@ def skid_steer_step(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState
     omega = _wheel_major(s.wheel_omega)
     torque, fz, mu = _wheel_major(torque), _wheel_major(fz), _wheel_major(mu)
     targets = _wheel_major(speed_targets)
+    # the holding brake: on where every wheel's target speed is zero (a stopped command)
+    brake = None if targets is None else (targets == 0).all(0)
     info = {}
     for _ in range(int(substeps)):
         tq = torque if targets is None else speed_controller(params, omega, targets)
         s, omega, info = _substep_kn(vehicle, params, s, omega, tq, fz, roll, pitch, h, mu,
-                                     gravity)
+                                     gravity, brake)
     s = SkidSteerState(s.x, s.y, s.yaw, s.vx, s.vy, s.yaw_rate, omega.T)
     return s, {k: v.T for k, v in info.items()}

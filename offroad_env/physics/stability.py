@@ -42,7 +42,8 @@ import torch
 
 from .vehicle import Vehicle
 
-__all__ = ["static_tip_limits", "net_force", "friction_limited_force", "EdgeTable", "edge_table", "force_angle_margin", "contact_margin",
+__all__ = ["static_tip_limits", "net_force", "friction_limited_force", "hub_positions",
+           "EdgeTable", "edge_table", "force_angle_margin", "contact_margin",
            "body_acceleration", "filter_acceleration", "LOAD_SHARE", "ACCEL_TIME", "ROCK_GAP"]
 
 #: a rigid rest's support polygon includes wheels within this many wheel radii of the ground:
@@ -211,6 +212,16 @@ def force_angle_margin(contact_points: torch.Tensor, loaded: torch.Tensor, com_w
     return torch.where(edge.any(1), margin, torch.full_like(margin, -torch.pi / 2))
 
 
+def hub_positions(gc, vehicle) -> torch.Tensor:
+    """``(N, K, 3)`` wheel hub centres, world [m], of a placement ``gc`` from its pose alone
+    (``position + R (x_j, y_j, 0)``, the wheels in the rear-axle frame): what
+    ``gc.wheel_position`` holds, without computing the per-wheel loads."""
+    R = gc.rotation
+    wp = torch.tensor([(float(x), float(y)) for x, y in vehicle.wheel_positions], dtype=R.dtype,
+                      device=R.device)
+    return gc.position.unsqueeze(1) + torch.einsum("nij,kj->nki", R[:, :, :2], wp)
+
+
 def contact_margin(gc, vehicle, rigid: bool, accel_b: torch.Tensor | None, gravity: float,
                    table: EdgeTable, idx: torch.Tensor | None = None,
                    normals: torch.Tensor | None = None, mu=None
@@ -219,8 +230,9 @@ def contact_margin(gc, vehicle, rigid: bool, accel_b: torch.Tensor | None, gravi
     ``GroundContact`` with loads, of the rows ``idx`` of ``vehicle``'s per-env properties;
     None: all), under the body-frame acceleration ``accel_b`` ``(M, 3)`` (None: at rest).
 
-    The contact points lie a wheel radius from the hubs along the terrain ``normals`` ``(M, K,
-    3)`` under the wheels (unit, world; None or a non-finite row: straight down, a flat
+    With four-wheel ground following (not ``rigid``) it needs no per-wheel loads: the hubs come
+    from the pose (:func:`hub_positions`). The contact points lie a wheel radius from the hubs
+    along the terrain ``normals`` ``(M, K, 3)`` under the wheels (unit, world; None or a non-finite row: straight down, a flat
     ground's). The support polygon: of a ``rigid`` rest, the wheels that carry load or hang at
     most :data:`ROCK_GAP` wheel radii above the ground (the body rocks onto them); with
     four-wheel ground following (which keeps every wheel on the ground, as a suspended vehicle
@@ -236,11 +248,12 @@ def contact_margin(gc, vehicle, rigid: bool, accel_b: torch.Tensor | None, gravi
         for c in vehicle.com)), 1)
     com_w = gc.position + (R @ com_b.unsqueeze(2)).squeeze(2)
     r = torch.as_tensor(rows(vehicle.wheel_radius), dtype=R.dtype, device=R.device)
-    up = torch.zeros_like(gc.wheel_position)
+    hubs = gc.wheel_position if rigid else hub_positions(gc, vehicle)
+    up = torch.zeros_like(hubs)
     up[..., 2] = 1.0
     n = up if normals is None else torch.where(torch.isfinite(normals).all(-1, keepdim=True),
                                                normals, up)
-    pts = gc.wheel_position - r.reshape(-1, 1, 1) * n
+    pts = hubs - r.reshape(-1, 1, 1) * n
     if rigid:
         mass = torch.as_tensor(rows(vehicle.mass), dtype=R.dtype, device=R.device)
         share = (LOAD_SHARE * gravity / vehicle.num_wheels) * mass
@@ -253,8 +266,11 @@ def contact_margin(gc, vehicle, rigid: bool, accel_b: torch.Tensor | None, gravi
     if mu is None:
         return (force_angle_margin(pts, loaded, com_w, acc, gravity, table),
                 torch.zeros_like(com_w[:, 0]))
-    fz = gc.normal_force
-    w = torch.where(loaded, fz.clamp_min(0.0) + 1e-9, torch.zeros_like(fz))
+    if rigid:  # the support normal: the supporting wheels' normals weighted by their loads
+        fz = gc.normal_force
+        w = torch.where(loaded, fz.clamp_min(0.0) + 1e-9, torch.zeros_like(fz))
+    else:  # every wheel on the ground carries its share
+        w = loaded.to(n.dtype)
     mean = (w.unsqueeze(-1) * n).sum(1)
     norm = torch.linalg.vector_norm(mean, dim=-1, keepdim=True)
     support = torch.where(norm > 0, mean / norm.clamp_min(1e-12), R[:, :, 2])

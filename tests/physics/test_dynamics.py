@@ -355,3 +355,51 @@ def test_the_exact_ackermann_step_converges_to_fine_euler_and_holds_at_the_steer
     for a, b in zip(ex, fine):
         assert float(a) == pytest.approx(float(b), abs=2e-4)
     assert float(ex[3]) == pytest.approx(math.pi / 4)  # 0.7 + 0.09 clipped at pi/4
+
+
+# ---------------------------------------------------------------- the holding brake (in the env)
+def _braked_on_slope(beta_deg, mu=0.5):
+    """A skid-steer Husky (rigid contact, float64) facing up a plane of ``beta_deg`` on ground
+    of friction ``mu``, its command (0, 0): the holding brake. Returns (sim, initial x)."""
+    import terrain
+    from offroad_env import Simulator
+    from offroad_env.config import SimConfig, TaskConfig
+    plane = terrain.PlaneConfig(size=(40.0, 40.0), resolution=(0.1, 0.1),
+                                slope_x=math.tan(math.radians(beta_deg)))
+    sim = Simulator(SimConfig(dynamics="skid_steer", ground="rigid_contact", terrain=plane,
+                              num_maps=1, skid=SkidSteerParams(mu=mu),
+                              task=TaskConfig(goal_distance=(1.0, 2.0), spawn_margin=1.0,
+                                              tip_rule="limits")), 1, dtype=torch.float64)
+    sim.set_keys(torch.tensor([1]), torch.ones(1, dtype=torch.bool))
+    sim.reset(torch.ones(1, dtype=torch.bool), torch.tensor([[10.0, 0.0, 0.0]]))
+    return sim
+
+
+def _hold(sim, seconds):
+    x0, y0 = float(sim.state.x[0]), float(sim.state.y[0])
+    for _ in range(int(round(seconds / sim.cfg.dt))):
+        sim.step(torch.zeros(1, 2, dtype=torch.float64))
+    return math.hypot(float(sim.state.x[0]) - x0, float(sim.state.y[0]) - y0)
+
+
+@pytest.mark.parametrize("beta_deg", [20.0, 25.5])
+def test_a_braked_husky_holds_below_atan_mu_without_creep(beta_deg):
+    # mu = 0.5: tan(20 deg) = 0.36 and tan(25.5 deg) = 0.48 < mu. The speed controller alone let
+    # it roll down 20 deg; a tanh-smoothed friction would creep centimetres in 5 s
+    sim = _braked_on_slope(beta_deg)
+    assert _hold(sim, 5.0) < 0.01
+    assert float(sim.state.wheel_omega.abs().max()) == 0.0  # the wheels are locked
+
+
+@pytest.mark.parametrize("beta_deg", [27.5, 32.0, 35.0])
+def test_a_braked_husky_slides_from_atan_mu_at_g_sin_minus_mu_cos(beta_deg):
+    # atan(0.5) = 26.57 deg: it slides from there, at g (sin(beta) - mu cos(beta)) (the loads
+    # are normal forces: their sum is m g cos(beta), not m g); 1.61 m/s^2 on 35 deg
+    sim = _braked_on_slope(beta_deg)
+    _hold(sim, 0.2)
+    v0 = float(sim.state.vx_b[0])
+    _hold(sim, 1.0)
+    accel = (float(sim.state.vx_b[0]) - v0) / 1.0
+    b = math.radians(beta_deg)
+    want = -9.81 * (math.sin(b) - 0.5 * math.cos(b))  # backwards, down the slope
+    assert accel == pytest.approx(want, rel=0.10), (accel, want)

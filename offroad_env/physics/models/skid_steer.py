@@ -3,7 +3,9 @@
 with the normal loads of the last placement, then placed by ground following.
 
 Action ``(left, right)`` in [-1, 1]: wheel-speed targets scaled by ``max_speed / wheel_radius``
-(the nominal vehicle's radius). State: the centre of mass's body-frame velocity ``vx_b``,
+(the nominal vehicle's radius); ``(0, 0)`` sets the holding brake (the wheels lock, static
+friction holds the vehicle up to ``mu`` times the normal loads). The loads are normal forces:
+the placement's vertical support forces times ``cos(roll) cos(pitch)``. State: the centre of mass's body-frame velocity ``vx_b``,
 ``vy_b`` [m/s], ``yaw_rate`` [rad/s] and the wheel spins ``wheel_omega`` ``(N, K)`` [rad/s].
 """
 
@@ -36,8 +38,11 @@ class SkidSteer(GroundFollowing):
         gc = state.contact
         s0 = SkidSteerState(state.x, state.y, state.yaw, state.vx_b, state.vy_b, state.yaw_rate,
                             state.wheel_omega)
+        # the placement's support forces are vertical; the ground's normal part of them is what
+        # friction scales with (the body's tilt: cos(roll) cos(pitch) = R_zz)
+        normal = gc.normal_force * (torch.cos(gc.roll) * torch.cos(gc.pitch)).unsqueeze(1)
         s, info = skid_steer_step(
-            vehicle, cfg.skid, s0, None, gc.normal_force, gc.roll, gc.pitch, cfg.dt,
+            vehicle, cfg.skid, s0, None, normal, gc.roll, gc.pitch, cfg.dt,
             substeps=cfg.substeps, speed_targets=targets,
             mu=None if params is None else params["friction"], gravity=cfg.gravity)
         state.x, state.y, state.yaw = s.x, s.y, s.yaw
