@@ -3,20 +3,10 @@
 import pytest
 import torch
 
-import terrain
-from offroad_env import Simulator
 from offroad_env.config import OBS_TERMS, HeightScanConfig, SimConfig
 from offroad_env.observations import TERMS
 
-
-FLAT = terrain.FlatConfig(size=(20.0, 20.0), resolution=(0.1, 0.1))
-
-
-def sim(n=4, dtype=torch.float32, **kw):
-    s = Simulator(SimConfig(**{"terrain": FLAT, "num_maps": 1, **kw}), n, dtype=dtype)
-    s.set_keys(torch.arange(n, dtype=torch.int64) * 7919 + 1, torch.ones(n, dtype=torch.bool))
-    s.reset(torch.ones(n, dtype=torch.bool))
-    return s
+from env_util import sim
 
 
 def test_the_observation_registry_is_the_one_list_of_terms():

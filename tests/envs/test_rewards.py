@@ -2,15 +2,14 @@
 
 import dataclasses
 import math
-
-import pytest
-import torch
-
 from types import SimpleNamespace
+
+import torch
 
 from offroad_env import rewards as tasks
 from offroad_env.physics.models import Drive, ModelStep
 from offroad_env.rewards import RewardWeights, StepContext
+
 
 F64 = torch.float64
 

@@ -6,18 +6,9 @@ import pytest
 import torch
 
 import terrain
-from offroad_env import OffroadEnv, OffroadVectorEnv, Simulator
-from offroad_env.config import SimConfig
+from offroad_env import OffroadEnv, OffroadVectorEnv
 
-
-FLAT = terrain.FlatConfig(size=(20.0, 20.0), resolution=(0.1, 0.1))
-
-
-def sim(n=4, dtype=torch.float32, **kw):
-    s = Simulator(SimConfig(**{"terrain": FLAT, "num_maps": 1, **kw}), n, dtype=dtype)
-    s.set_keys(torch.arange(n, dtype=torch.int64) * 7919 + 1, torch.ones(n, dtype=torch.bool))
-    s.reset(torch.ones(n, dtype=torch.bool))
-    return s
+from env_util import FLAT20 as FLAT
 
 
 def test_seams_reset_hooks_terrain_draws_and_the_state_view():

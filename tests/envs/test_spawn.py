@@ -10,15 +10,7 @@ from offroad_env import OffroadEnv, OffroadVectorEnv, Simulator, spawn
 from offroad_env.config import SimConfig, TaskConfig
 from offroad_env.vehicle import husky
 
-
-FLAT = terrain.FlatConfig(size=(20.0, 20.0), resolution=(0.1, 0.1))
-
-
-def sim(n=4, dtype=torch.float32, **kw):
-    s = Simulator(SimConfig(**{"terrain": FLAT, "num_maps": 1, **kw}), n, dtype=dtype)
-    s.set_keys(torch.arange(n, dtype=torch.int64) * 7919 + 1, torch.ones(n, dtype=torch.bool))
-    s.reset(torch.ones(n, dtype=torch.bool))
-    return s
+from env_util import FLAT20 as FLAT
 
 
 def test_goals_keep_the_distance_range_and_the_margin_over_1e5_resets():

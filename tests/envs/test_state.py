@@ -2,21 +2,10 @@
 
 import torch
 
-import terrain
-from offroad_env import Simulator
-from offroad_env.config import SimConfig
 from offroad_env.physics.models import MODELS
 from offroad_env.state import CORE_FIELDS, STREAM_FIELDS, SimState, join_fields
 
-
-FLAT = terrain.FlatConfig(size=(20.0, 20.0), resolution=(0.1, 0.1))
-
-
-def sim(n=4, dtype=torch.float32, **kw):
-    s = Simulator(SimConfig(**{"terrain": FLAT, "num_maps": 1, **kw}), n, dtype=dtype)
-    s.set_keys(torch.arange(n, dtype=torch.int64) * 7919 + 1, torch.ones(n, dtype=torch.bool))
-    s.reset(torch.ones(n, dtype=torch.bool))
-    return s
+from env_util import sim
 
 
 def test_state_put_restart_and_restore_take_rows_and_keep_layouts():
