@@ -30,7 +30,7 @@ from .slip import (friction_ellipse, rolling_resistance, slip_angle, slip_ratio,
                    soft_soil_traction)
 from .vehicle import Vehicle
 
-__all__ = ["INTEGRATORS", "EXACT_SUBSTEPS", "unicycle_step", "wheel_speeds_to_body",
+__all__ = ["INTEGRATORS", "EXACT_SUBSTEPS", "CONTROLLERS", "braked_body_forces", "unicycle_step", "wheel_speeds_to_body",
            "AckermannParams", "ackermann_step",
            "SkidSteerParams", "SkidSteerState", "skid_steer_step", "side_targets",
            "speed_controller"]
@@ -140,6 +140,10 @@ def _steer_rate(params: AckermannParams, steer, steer_input, dt: float, mode: st
 
 
 # ----------------------------------------------------------------------------- skid steer
+#: the wheel-speed controllers of :class:`SkidSteerParams`
+CONTROLLERS = ("servo", "proportional")
+
+
 @dataclass(frozen=True, kw_only=True)
 class SkidSteerParams:
     """Skid-steer dynamics with wheel slip. Defaults: the slip seed's small robot.
@@ -156,7 +160,12 @@ class SkidSteerParams:
         c_rr: rolling resistance coefficient.
         yaw_inertia: ``I_z`` about the centre of mass [kg m^2]; None: a uniform box over the
             wheel base and track, ``m (L^2 + T^2) / 12``.
-        speed_gain: proportional gain of the wheel-speed controller [N m s/rad].
+        controller: the wheel-speed controller of ``speed_targets``: ``"servo"`` (default) a
+            stiff speed servo, the torque that brings the wheel to its target within the
+            substep against the ground's force, limited to the drive's torque; or
+            ``"proportional"``, ``speed_gain (target - w)`` limited the same way (the slip
+            seed's; soft: its 2 N m s/rad gave 2.4 N m at a stalled 0.2 m/s wheel).
+        speed_gain: proportional gain of the ``"proportional"`` controller [N m s/rad].
         slip_eps: ``eps`` of the slip ratio and angle [m/s].
         v_eps: speed scale of the smooth sign in rolling and soil resistance [m/s].
         slip_limiter: cap each wheel's linear force at the force that would bring its slip
@@ -179,6 +188,7 @@ class SkidSteerParams:
     soft_resistance: float = 0.015
     c_rr: float = 0.02
     yaw_inertia: float | None = None
+    controller: str = "servo"
     speed_gain: float = 2.0
     slip_eps: float = 1e-6
     v_eps: float = 0.01
@@ -187,6 +197,8 @@ class SkidSteerParams:
     def __post_init__(self):
         if self.soil not in ("hard", "soft"):
             raise ValueError(f"soil must be 'hard' or 'soft', got {self.soil!r}")
+        if self.controller not in CONTROLLERS:
+            raise ValueError(f"controller must be one of {CONTROLLERS}, got {self.controller!r}")
         positive = ("wheel_inertia", "max_torque", "c_kappa", "c_alpha", "k_shape", "slip_eps",
                     "v_eps", "speed_gain")
         nonneg = ("wheel_damping", "mu", "mu_peak", "soft_resistance", "c_rr")
@@ -247,9 +259,11 @@ def side_targets(vehicle: Vehicle, left, right) -> torch.Tensor:
     return torch.where(is_left, left.unsqueeze(1), right.unsqueeze(1))
 
 
-def speed_controller(params: SkidSteerParams, omega, target) -> torch.Tensor:
-    """Motor torque ``clamp(k (target - omega), +-T_max)`` [N m] tracking wheel-speed targets."""
-    return (params.speed_gain * (target - omega)).clamp(-params.max_torque, params.max_torque)
+def speed_controller(params: SkidSteerParams, omega, target, t_max=None) -> torch.Tensor:
+    """The ``"proportional"`` controller's torque ``clamp(k (target - omega), +-T_max)`` [N m]
+    (``t_max``: the limit; None: ``params.max_torque``)."""
+    t_max = params.max_torque if t_max is None else t_max
+    return (params.speed_gain * (target - omega)).clamp(-t_max, t_max)
 
 
 def _wheel_major(v):
@@ -284,13 +298,16 @@ def braked_body_forces(s: SkidSteerState, m, Iz, fz, mu, dxj, dyj, fgx, fgy, dt:
 
 
 def _substep_kn(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState, omega, torque, fz,
-                roll, pitch, dt: float, mu, gravity: float, brake=None):
+                roll, pitch, dt: float, mu, gravity: float, brake=None, servo_targets=None,
+                t_max=None):
     """One explicit-Euler substep of :func:`skid_steer_step` on wheel-major ``(K, N)`` arrays
     (``omega``, ``torque``, ``fz``, a per-wheel ``mu``; ``s.wheel_omega`` is ignored): the
     environment index innermost, so compiled kernels vectorize over it (an inner axis of K = 4
     they run as scalar loops). ``brake``: ``(N,)`` bool, the holding brake is on
-    (:func:`braked_body_forces`). Returns ``(new state (its wheel_omega unchanged), new omega
-    (K, N), info of (K, N) arrays)``."""
+    (:func:`braked_body_forces`). ``servo_targets``: ``(K, N)`` wheel speeds the stiff servo
+    drives to (then ``torque`` is ignored); ``t_max``: the torque limit [N m] (None:
+    ``params.max_torque``). Returns ``(new state (its wheel_omega unchanged), new omega (K, N),
+    info of (K, N) arrays)``."""
     dtype = s.vx.dtype
     dev = s.vx.device
     wx = torch.tensor([[p[0]] for p in vehicle.wheel_positions], dtype=dtype, device=dev)
@@ -311,17 +328,36 @@ def _substep_kn(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState, om
     else:
         fx_lin = soft_soil_traction(kappa, fz, mu_w, params.k_shape)
     fy_lin = -params.c_alpha * alpha
-    if params.slip_limiter:
-        m_share = m / omega.shape[0]
-        fx_stick = (r_w * omega - vxj) / (dt * (r_w * r_w / params.wheel_inertia + 1.0 / m_share))
-        fy_stick = -vyj * (m_share / dt)
-        fx_lin = torch.where(fx_lin.abs() > fx_stick.abs(), fx_stick, fx_lin)
-        fy_lin = torch.where(fy_lin.abs() > fy_stick.abs(), fy_stick, fy_lin)
-    fx, fy = friction_ellipse(fx_lin, fy_lin, mu_w * fz)
-    if params.soil == "soft":
-        fx = fx - params.soft_resistance * fz * smooth_sign(vxj, params.v_eps)
+    m_share = m / omega.shape[0]
+
+    def ground_forces(give):
+        """The wheel forces on the friction ellipse; ``give``: how the wheel's spin yields to
+        its ground force (``R^2 / I_w``; 0 for a wheel the servo holds at its speed)."""
+        fxl, fyl = fx_lin, fy_lin
+        if params.slip_limiter:
+            fx_stick = (r_w * omega - vxj) / (dt * (give + 1.0 / m_share))
+            fy_stick = -vyj * (m_share / dt)
+            fxl = torch.where(fxl.abs() > fx_stick.abs(), fx_stick, fxl)
+            fyl = torch.where(fyl.abs() > fy_stick.abs(), fy_stick, fyl)
+        fx_, fy_ = friction_ellipse(fxl, fyl, mu_w * fz)
+        if params.soil == "soft":
+            fx_ = fx_ - params.soft_resistance * fz * smooth_sign(vxj, params.v_eps)
+        return fx_, fy_
+
+    fx, fy = ground_forces(r_w * r_w / params.wheel_inertia)
     frr = rolling_resistance(vxj, fz, params.c_rr, params.v_eps)
-    T = torque.clamp(-params.max_torque, params.max_torque)
+    t_max = params.max_torque if t_max is None else t_max
+    if servo_targets is not None:
+        # the torque that brings the wheel to its target within the substep; where it is within
+        # the drive's limit the wheel holds its speed (its ground force is that of a wheel that
+        # does not give way), else the limit drives a wheel that does
+        fx_h, fy_h = ground_forces(0.0)
+        held = (params.wheel_inertia * (servo_targets - omega) / dt + r_w * fx_h
+                + params.wheel_damping * omega)
+        within = held.abs() <= t_max
+        fx, fy = torch.where(within, fx_h, fx), torch.where(within, fy_h, fy)
+        torque = torch.where(within, held, torch.sign(held) * t_max)
+    T = torque.clamp(-t_max, t_max)
     fx_body = fx + frr
     sin_p, cos_p = torch.sin(pitch), torch.cos(pitch)
     sin_r = torch.sin(roll)
@@ -361,7 +397,7 @@ def _substep_kn(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState, om
 
 def skid_steer_step(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState, torque, fz,
                     roll, pitch, dt: float, substeps: int = 1, mu=None, speed_targets=None,
-                    gravity: float = GRAVITY):
+                    gravity: float = GRAVITY, max_torque: float | None = None):
     """``substeps`` explicit-Euler substeps of ``dt / substeps``; returns ``(state, info of the
     last substep)``.
 
@@ -372,11 +408,14 @@ def skid_steer_step(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState
             slope of angle beta they sum to ``m g cos(beta)``), which cap the friction.
         roll, pitch: ``(N,)`` attitude [rad] for gravity along the slope.
         mu: optional friction override, ``(N,)`` per environment or ``(N, K)`` per wheel.
-        speed_targets: ``(N, K)`` wheel-speed targets [rad/s] of the proportional controller,
-            re-evaluated every substep (instead of ``torque``). Where every target of an
-            environment is zero, its holding brake is on instead (:func:`braked_body_forces`:
-            the wheels lock; static friction holds the body, kinetic friction slides it).
+        speed_targets: ``(N, K)`` wheel-speed targets [rad/s] of the wheel-speed controller
+            (``params.controller``), re-evaluated every substep (instead of ``torque``). Where
+            every target of an environment is zero, its holding brake is on instead
+            (:func:`braked_body_forces`: the wheels lock; static friction holds the body,
+            kinetic friction slides it).
         gravity: [m/s^2].
+        max_torque: the drive's torque limit at each wheel [N m] (a vehicle's
+            ``wheel_torque``); None: ``params.max_torque``.
 
     ``info``: ``fx, fy, kappa, alpha, rolling, torque`` ``(N, K)`` in the wheel (= body) axes
     [N, -, rad, N, N m].
@@ -394,9 +433,12 @@ def skid_steer_step(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState
     # the holding brake: on where every wheel's target speed is zero (a stopped command)
     brake = None if targets is None else (targets == 0).all(0)
     info = {}
+    servo = targets is not None and params.controller == "servo"
+    t_max = params.max_torque if max_torque is None else max_torque
     for _ in range(int(substeps)):
-        tq = torque if targets is None else speed_controller(params, omega, targets)
+        tq = torque if targets is None or servo else speed_controller(params, omega, targets,
+                                                                      t_max)
         s, omega, info = _substep_kn(vehicle, params, s, omega, tq, fz, roll, pitch, h, mu,
-                                     gravity, brake)
+                                     gravity, brake, targets if servo else None, t_max)
     s = SkidSteerState(s.x, s.y, s.yaw, s.vx, s.vy, s.yaw_rate, omega.T)
     return s, {k: v.T for k, v in info.items()}

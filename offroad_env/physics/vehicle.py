@@ -73,6 +73,9 @@ class Vehicle:
             centre of mass [kg m^2], > 0.
         rear_axle_pose: 4x4 rigid transform, pose of the rear-axle frame in base_link (default
             identity).
+        wheel_torque: the drive's torque limit at each wheel [N m], > 0 (the motor's stall
+            torque through its gearing); None: the dynamics' default
+            (``SkidSteerParams.max_torque``).
         name: label for printing.
     """
 
@@ -85,6 +88,7 @@ class Vehicle:
     inertia_roll: float = 1.0
     inertia_pitch: float = 2.0
     rear_axle_pose: tuple[tuple[float, ...], ...] = _IDENTITY
+    wheel_torque: float | None = None
     name: str = "vehicle"
 
     def __post_init__(self):
@@ -92,6 +96,9 @@ class Vehicle:
             v = getattr(self, name)
             if not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
                 raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
+        tq = self.wheel_torque
+        if tq is not None and not (isinstance(tq, (int, float)) and math.isfinite(tq) and tq > 0):
+            raise ValueError(f"wheel_torque must be a finite number > 0 [N m] or None, got {tq!r}")
         r = self.wheel_radius
         if not isinstance(r, (int, float)) or not math.isfinite(r) or r < 0:
             raise ValueError(f"wheel_radius must be a finite number >= 0, got {r!r}")
@@ -156,6 +163,12 @@ def husky() -> Vehicle:
     Mass properties from Clearpath's husky_description URDF: chassis 46.034 kg with its centre of
     mass 0.062 m above base_link and inertia ixx = 0.6022, iyy = 1.7386 kg m^2, plus four wheels
     of 2.637 kg at the hubs (added as point masses, parallel-axis theorem).
+
+    Drive: ``wheel_torque`` 24 N m a wheel, an assumed figure (no datasheet gives the gearmotors'
+    stall torque): the 45 deg climb of the spec sheet needs ``m g (sin 45 + c_rr cos 45) r / 4
+    = 16.5 N m`` a wheel at ``c_rr = 0.02``, and the margin covers acceleration and payload.
+    On ``mu = 1`` ground friction then limits the climb just below 45 deg:
+    ``tan(beta) <= mu - c_rr``, 44.4 deg.
     """
     L, T, r = 0.5120, 0.5708, 0.1651
     rear = np.array([-0.256, 0.0, 0.0328])  # rear-axle origin in base_link
@@ -173,7 +186,7 @@ def husky() -> Vehicle:
     pose[:3, 3] = rear
     return Vehicle(wheel_base=L, track_width=T, wheel_radius=r, mass=float(m),
                    com=tuple(com.tolist()), inertia_roll=float(ixx), inertia_pitch=float(iyy),
-                   rear_axle_pose=tuple(map(tuple, pose)), name="husky")
+                   rear_axle_pose=tuple(map(tuple, pose)), wheel_torque=24.0, name="husky")
 
 
 def _box_rover(n_axles: int, name: str) -> Vehicle:

@@ -403,3 +403,64 @@ def test_a_braked_husky_slides_from_atan_mu_at_g_sin_minus_mu_cos(beta_deg):
     b = math.radians(beta_deg)
     want = -9.81 * (math.sin(b) - 0.5 * math.cos(b))  # backwards, down the slope
     assert accel == pytest.approx(want, rel=0.10), (accel, want)
+
+
+# ---------------------------------------------------------------- the drive: a servo with a torque limit
+def _climb(beta_deg, mu=1.0, seconds=3.0, **vehicle_kw):
+    """Distance [m] a skid-steer Husky (rigid contact, float64) driving at full speed (1 m/s)
+    gains up a plane of ``beta_deg`` on ground of friction ``mu`` in ``seconds`` (negative: it
+    slid back)."""
+    import dataclasses
+    import terrain
+    from offroad_env import Simulator
+    from offroad_env.config import SimConfig, TaskConfig
+    plane = terrain.PlaneConfig(size=(40.0, 40.0), resolution=(0.1, 0.1),
+                                slope_x=math.tan(math.radians(beta_deg)))
+    cfg = SimConfig(dynamics="skid_steer", ground="rigid_contact", terrain=plane, num_maps=1,
+                    skid=SkidSteerParams(mu=mu), task=TaskConfig(goal_distance=(1.0, 2.0),
+                                                                 spawn_margin=1.0,
+                                                                 tip_rule="limits"))
+    sim = Simulator(cfg, 1, dtype=torch.float64)
+    if vehicle_kw:
+        sim.vehicle = dataclasses.replace(sim.vehicle, **vehicle_kw)
+        sim.model.vehicle = sim.vehicle
+    sim.set_keys(torch.tensor([1]), torch.ones(1, dtype=torch.bool))
+    sim.reset(torch.ones(1, dtype=torch.bool), torch.tensor([[0.0, 0.0, 0.0]]))
+    for _ in range(int(round(seconds / cfg.dt))):
+        sim.step(torch.ones(1, 2, dtype=torch.float64))
+    return float(sim.state.x[0])
+
+
+def test_the_husky_climbs_just_below_45_degrees_on_mu_1_where_traction_limits_it():
+    # the servo delivers up to the preset's 24 N m a wheel: traction decides, tan(beta) <=
+    # mu - c_rr (44.4 deg at mu = 1, c_rr = 0.02)
+    assert _climb(43.0) > 1.0
+    assert _climb(46.0) < 0.0
+    # with the slip seed's default drive limit (12 N m a wheel) it stalls far below: 43 deg
+    # needs m g (sin + c_rr cos) r / 4 = 16 N m a wheel
+    assert _climb(43.0, wheel_torque=12.0) < 0.0
+
+
+def test_the_servo_holds_a_slow_target_against_a_load_where_the_seeds_gain_stalls():
+    # 0.2 m/s up 20 deg: the proportional controller (2 N m s/rad) gives at most 2.4 N m at a
+    # stalled wheel against the 7.8 N m a wheel the slope asks; the servo keeps the speed
+    import terrain
+    from offroad_env import Simulator
+    from offroad_env.config import SimConfig, TaskConfig
+    plane = terrain.PlaneConfig(size=(40.0, 40.0), resolution=(0.1, 0.1),
+                                slope_x=math.tan(math.radians(20.0)))
+    for controller, climbs in (("servo", True), ("proportional", False)):
+        cfg = SimConfig(dynamics="skid_steer", ground="rigid_contact", terrain=plane,
+                        num_maps=1, max_speed=1.0,
+                        skid=SkidSteerParams(mu=1.0, controller=controller),
+                        task=TaskConfig(goal_distance=(1.0, 2.0), spawn_margin=1.0,
+                                        tip_rule="limits"))
+        sim = Simulator(cfg, 1, dtype=torch.float64)
+        sim.set_keys(torch.tensor([1]), torch.ones(1, dtype=torch.bool))
+        sim.reset(torch.ones(1, dtype=torch.bool), torch.tensor([[0.0, 0.0, 0.0]]))
+        for _ in range(40):  # 2 s at 0.2 of full speed
+            sim.step(torch.full((1, 2), 0.2, dtype=torch.float64))
+        v = float(sim.state.vx_b[0])
+        # the servo's wheels turn at 0.2 m/s and the body follows with the slip its traction
+        # needs (0.035 m/s at 48 N a wheel); the soft controller's wheels stall and it slides
+        assert (v > 0.15 if climbs else v < 0.02), (controller, v)
