@@ -1,5 +1,5 @@
 """Skid-steer: a planar rigid body on K wheels with wheel spin and slip
-(:func:`~offroad_env.physics.dynamics.skid_steer_step`, ``cfg.skid``, ``cfg.substeps``), driven
+(:func:`~offroad_env.physics.skid.skid_steer_step`, ``cfg.skid``, ``cfg.substeps``), driven
 with the normal loads of the last placement, then placed by ground following.
 
 Action ``(left, right)`` in [-1, 1]: wheel-speed targets scaled by ``max_speed / wheel_radius``
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from ..dynamics import SkidSteerState, side_targets, skid_steer_step
+from ..skid import SkidSteerState, side_targets, skid_steer_step
 from .base import Drive, Field, register_model
 from .ground_following import GroundFollowing
 
