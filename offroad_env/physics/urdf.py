@@ -15,7 +15,9 @@ What is taken:
   (``rear_axle_pose`` in base_link); wheel base and track from the rear and front pairs;
 * the mass: every link's inertial mass; the centre of mass: their mass-weighted inertial origins;
   the roll and pitch inertias about the centre of mass (each link's inertia tensor turned into
-  base_link, plus the parallel-axis terms).
+  base_link, plus the parallel-axis terms);
+* the drive's torque limit (``Vehicle.wheel_torque``): the wheel joints' ``<limit effort>``
+  [N m] where they give one (all wheels must agree); none: the dynamics' default.
 """
 
 from __future__ import annotations
@@ -130,8 +132,15 @@ def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | No
     if len(picked) < 3:
         raise URDFError(f"{path}: found {len(picked)} wheel(s) (continuous joints with a "
                         "cylinder collision); name the wheel joints with wheels=[...]")
-    hubs, radii = [], []
+    hubs, radii, efforts = [], [], []
     for j in picked:
+        lim = j.find("limit")
+        if lim is not None and lim.get("effort") is not None:
+            e = _floats(lim.get("effort"), 1, path, f"wheel {j.get('name')!r} limit effort")[0]
+            if not (math.isfinite(e) and e > 0):
+                raise URDFError(f"{path}: wheel {j.get('name')!r} has limit effort {e}; a "
+                                "wheel's torque limit must be > 0 [N m]")
+            efforts.append(e)
         child = j.find("child").get("link")
         if child not in pose:
             raise URDFError(f"{path}: wheel {j.get('name')!r} is not below {base!r}")
@@ -142,6 +151,10 @@ def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | No
         radii.append(r)
     if max(radii) - min(radii) > 1e-6 * max(radii):
         raise URDFError(f"{path}: the wheels' radii differ ({sorted(set(radii))})")
+    if efforts and (len(efforts) != len(picked) or max(efforts) - min(efforts)
+                    > 1e-9 * max(efforts)):
+        raise URDFError(f"{path}: the wheel joints' limit efforts differ or are missing on some "
+                        f"({efforts} for {len(picked)} wheels); give all wheels one, or none")
     hubs = np.array(hubs)
     hubs = hubs[np.lexsort((-hubs[:, 1], -hubs[:, 0]))]  # front to rear, left to right
     x_rear, x_front = hubs[:, 0].min(), hubs[:, 0].max()
@@ -187,4 +200,5 @@ def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | No
                    wheel_radius=float(radii[0]), wheel_positions=wheel_xy, mass=float(total),
                    com=tuple(float(v) for v in (com - axle)), inertia_roll=float(Ixx),
                    inertia_pitch=float(Iyy), rear_axle_pose=tuple(map(tuple, pose_ra)),
+                   wheel_torque=float(efforts[0]) if efforts else None,
                    name=name or root.get("name", path.stem))

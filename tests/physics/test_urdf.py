@@ -47,3 +47,20 @@ def test_a_urdf_vehicle_drives_and_bad_files_are_clear_errors(tmp_path):
         Vehicle.from_urdf(tmp_path / "z.urdf")
     with pytest.raises(URDFError, match="no such file"):
         Vehicle.from_urdf(tmp_path / "none.urdf")
+
+
+def test_the_wheel_joints_limit_effort_is_the_drives_torque_limit(tmp_path):
+    import re
+    src = (DATA / "husky.urdf").read_text()
+    assert Vehicle.from_urdf(DATA / "husky.urdf").wheel_torque is None  # the file gives none
+    wheels = r'(<joint name="\w+_wheel(?:_joint)?" type="continuous">)'
+    with_limits = re.sub(wheels, r'\1<limit effort="30" velocity="10"/>', src)
+    assert with_limits.count('effort="30"') == 4
+    (tmp_path / "h.urdf").write_text(with_limits)
+    assert Vehicle.from_urdf(tmp_path / "h.urdf").wheel_torque == 30.0
+    (tmp_path / "odd.urdf").write_text(with_limits.replace('effort="30"', 'effort="20"', 1))
+    with pytest.raises(URDFError, match="limit efforts differ"):
+        Vehicle.from_urdf(tmp_path / "odd.urdf")
+    (tmp_path / "neg.urdf").write_text(with_limits.replace('effort="30"', 'effort="-1"', 1))
+    with pytest.raises(URDFError, match="must be > 0"):
+        Vehicle.from_urdf(tmp_path / "neg.urdf")
