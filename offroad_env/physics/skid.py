@@ -202,7 +202,7 @@ def braked_body_forces(s: SkidSteerState, m, Iz, fz, mu, dxj, dyj, fgx, fgy, dt:
 
 def _substep_kn(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState, omega, torque, fz,
                 roll, pitch, dt: float, mu, gravity: float, brake=None, servo_targets=None,
-                t_max=None):
+                t_max=None, driven=None):
     """One explicit-Euler substep of :func:`skid_steer_step` on wheel-major ``(K, N)`` arrays
     (``omega``, ``torque``, ``fz``, a per-wheel ``mu``; ``s.wheel_omega`` is ignored): the
     environment index innermost, so compiled kernels vectorize over it (an inner axis of K = 4
@@ -210,7 +210,8 @@ def _substep_kn(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState, om
     (:func:`braked_body_forces`). ``servo_targets``: ``(K, N)`` wheel speeds the stiff servo
     drives to (then ``torque`` is ignored); ``t_max``: the torque limit [N m] (None:
     ``params.max_torque``). Returns ``(new state (its wheel_omega unchanged), new omega (K, N),
-    info of (K, N) arrays)``."""
+    info of (K, N) arrays)``. ``driven``: ``(K, 1)`` bool, the wheels the motors drive
+    (None: all; an undriven wheel rolls free)."""
     dtype = s.vx.dtype
     dev = s.vx.device
     wx = torch.tensor([[p[0]] for p in vehicle.wheel_positions], dtype=dtype, device=dev)
@@ -256,8 +257,12 @@ def _substep_kn(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState, om
         # does not give way), else the limit drives a wheel that does
         fx_h, fy_h = ground_forces(0.0)
         torque, within = speed_servo(params, omega, servo_targets, r_w * fx_h, dt, t_max)
+        if driven is not None:  # an undriven wheel is not held: it rolls free
+            within = within & driven
         fx, fy = torch.where(within, fx_h, fx), torch.where(within, fy_h, fy)
     T = torque.clamp(-t_max, t_max)
+    if driven is not None:  # no motor on an undriven wheel
+        T = torch.where(driven, T, torch.zeros_like(T))
     fx_body = fx + frr
     sin_p, cos_p = torch.sin(pitch), torch.cos(pitch)
     sin_r = torch.sin(roll)
@@ -297,7 +302,8 @@ def _substep_kn(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState, om
 
 def skid_steer_step(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState, torque, fz,
                     roll, pitch, dt: float, substeps: int = 1, mu=None, speed_targets=None,
-                    gravity: float = GRAVITY, max_torque: float | None = None):
+                    gravity: float = GRAVITY, max_torque: float | None = None,
+                    driven=None):
     """``substeps`` explicit-Euler substeps of ``dt / substeps``; returns ``(state, info of the
     last substep)``.
 
@@ -316,6 +322,8 @@ def skid_steer_step(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState
         gravity: [m/s^2].
         max_torque: the drive's torque limit at each wheel [N m] (a vehicle's
             ``wheel_torque``); None: ``params.max_torque``.
+        driven: K bools, the wheels the motors drive (a vehicle's ``driven``); None: all. An
+            undriven wheel has no motor torque and rolls free.
 
     ``info``: ``fx, fy, kappa, alpha, rolling, torque`` ``(N, K)`` in the wheel (= body) axes
     [N, -, rad, N, N m].
@@ -334,11 +342,15 @@ def skid_steer_step(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState
     brake = None if targets is None else (targets == 0).all(0)
     info = {}
     servo = targets is not None and params.controller == "servo"
+    if driven is not None:
+        driven = None if all(driven) else torch.tensor(
+            [[bool(d)] for d in driven], device=s.vx.device)
     t_max = params.max_torque if max_torque is None else max_torque
     for _ in range(int(substeps)):
         tq = torque if targets is None or servo else speed_controller(params, omega, targets,
                                                                       t_max)
         s, omega, info = _substep_kn(vehicle, params, s, omega, tq, fz, roll, pitch, h, mu,
-                                     gravity, brake, targets if servo else None, t_max)
+                                     gravity, brake, targets if servo else None, t_max,
+                                     driven)
     s = SkidSteerState(s.x, s.y, s.yaw, s.vx, s.vy, s.yaw_rate, omega.T)
     return s, {k: v.T for k, v in info.items()}

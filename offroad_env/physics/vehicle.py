@@ -76,6 +76,8 @@ class Vehicle:
         wheel_torque: the drive's torque limit at each wheel [N m], > 0 (the motor's stall
             torque through its gearing); None: the dynamics' default
             (``SkidSteerParams.max_torque``).
+        driven: K bools in wheel order, the wheels the motors drive (at least one); None:
+            all (four-wheel drive for the presets). An undriven wheel rolls free.
         name: label for printing.
     """
 
@@ -89,6 +91,7 @@ class Vehicle:
     inertia_pitch: float = 2.0
     rear_axle_pose: tuple[tuple[float, ...], ...] = _IDENTITY
     wheel_torque: float | None = None
+    driven: tuple[bool, ...] | None = None
     name: str = "vehicle"
 
     def __post_init__(self):
@@ -115,6 +118,13 @@ class Vehicle:
                 raise ValueError("wheel_positions must be finite")
             wp = tuple(tuple(float(v) for v in p) for p in wp)
         object.__setattr__(self, "wheel_positions", wp)
+        if self.driven is not None:
+            drv = tuple(self.driven)
+            if len(drv) != len(wp) or not all(isinstance(d, (bool, np.bool_)) for d in drv) \
+                    or not any(drv):
+                raise ValueError(f"driven must be {len(wp)} bools (one per wheel, at least one "
+                                 f"True), got {self.driven!r}")
+            object.__setattr__(self, "driven", tuple(bool(d) for d in drv))
         area = _convex_hull_area(np.asarray(wp))
         if area <= 1e-9:
             raise ValueError(f"the wheels' support polygon has no area ({area:g} m^2): "

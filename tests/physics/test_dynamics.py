@@ -464,3 +464,37 @@ def test_the_servo_holds_a_slow_target_against_a_load_where_the_seeds_gain_stall
         # the servo's wheels turn at 0.2 m/s and the body follows with the slip its traction
         # needs (0.035 m/s at 48 N a wheel); the soft controller's wheels stall and it slides
         assert (v > 0.15 if climbs else v < 0.02), (controller, v)
+
+
+def test_a_rear_wheel_drive_husky_accelerates_at_mu_times_its_rear_load():
+    # mu = 0.3 on flat ground, full throttle from rest: the driven wheels spin at the friction
+    # limit, so a = (mu N_driven - c_rr N) / (m + I_w / r^2 per free-rolling wheel)
+    import dataclasses
+    import terrain
+    from offroad_env import Simulator
+    from offroad_env.config import SimConfig, TaskConfig
+    flat = terrain.FlatConfig(size=(40.0, 40.0), resolution=(0.1, 0.1))
+    cfg = SimConfig(dynamics="skid_steer", ground="rigid_contact", terrain=flat, num_maps=1,
+                    max_speed=5.0,  # the wheels' target: far from reached within the window
+                    skid=SkidSteerParams(mu=0.3), task=TaskConfig(goal_distance=(1.0, 2.0),
+                                                                  spawn_margin=1.0))
+    for driven in ((True, True, True, True), (False, False, True, True)):
+        sim = Simulator(cfg, 1, dtype=torch.float64)
+        sim.vehicle = dataclasses.replace(sim.vehicle, driven=driven)
+        sim.model.vehicle = sim.vehicle
+        sim.set_keys(torch.tensor([1]), torch.ones(1, dtype=torch.bool))
+        sim.reset(torch.ones(1, dtype=torch.bool), torch.tensor([[-10.0, 0.0, 0.0]]))
+        fz = sim.state.contact.normal_force[0]
+        share = float(fz[torch.tensor(driven)].sum() / fz.sum())
+        for _ in range(4):
+            sim.step(torch.ones(1, 2, dtype=torch.float64))
+        v0 = float(sim.state.vx_b[0])
+        for _ in range(10):
+            sim.step(torch.ones(1, 2, dtype=torch.float64))
+        accel = (float(sim.state.vx_b[0]) - v0) / 0.5
+        p, v = cfg.skid, sim.vehicle
+        free = driven.count(False) * p.wheel_inertia / v.wheel_radius ** 2
+        want = 9.81 * (0.3 * share - p.c_rr) * v.mass / (v.mass + free)
+        assert accel == pytest.approx(want, rel=0.05), (driven, accel, want)
+    with pytest.raises(ValueError, match="driven must be 4 bools"):
+        dataclasses.replace(sim.vehicle, driven=(False,) * 4)

@@ -45,7 +45,7 @@ class SkidSteer(GroundFollowing):
             vehicle, cfg.skid, s0, None, normal, gc.roll, gc.pitch, cfg.dt,
             substeps=cfg.substeps, speed_targets=targets,
             mu=None if params is None else params["friction"], gravity=cfg.gravity,
-            max_torque=nominal.wheel_torque)
+            max_torque=nominal.wheel_torque, driven=nominal.driven)
         state.x, state.y, state.yaw = s.x, s.y, s.yaw
         state.vx_b, state.vy_b, state.yaw_rate, state.wheel_omega = s.vx, s.vy, s.yaw_rate, \
             s.wheel_omega
