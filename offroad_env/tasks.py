@@ -17,7 +17,7 @@ import torch
 
 from .physics.models import Field
 from .physics.stability import (body_acceleration, contact_margin, edge_table,
-                                filter_acceleration, hub_positions, static_tip_limits)
+                                filter_acceleration, static_tip_limits)
 from .rewards import (REWARD_TERMS, STABILITY_REF, RewardWeights, StepContext, reward_terms,
                       weighted_reward)
 
@@ -131,11 +131,8 @@ class Task:
         at rest): contact points along the terrain normals of ``maps`` under the wheels
         (``map_index`` ``(M,)``), forces limited by the ground's friction
         (:func:`~offroad_env.physics.stability.contact_margin`)."""
-        hub = (contact.wheel_position if self.model.support_from_loads
-               else hub_positions(contact, self.vehicle))
-        normals = maps.normal(hub[..., 0], hub[..., 1], map_index.unsqueeze(1))
         return contact_margin(contact, self.vehicle, self.model.support_from_loads, accel_b,
-                              self.cfg.gravity, self._edges, idx, normals,
+                              self.cfg.gravity, self._edges, idx, maps, map_index,
                               self.friction(params, idx))
 
     def unrestful(self, contact, idx: torch.Tensor | None) -> torch.Tensor:

@@ -223,8 +223,8 @@ def hub_positions(gc, vehicle) -> torch.Tensor:
 
 
 def contact_margin(gc, vehicle, rigid: bool, accel_b: torch.Tensor | None, gravity: float,
-                   table: EdgeTable, idx: torch.Tensor | None = None,
-                   normals: torch.Tensor | None = None, mu=None
+                   table: EdgeTable, idx: torch.Tensor | None = None, maps=None,
+                   map_index: torch.Tensor | None = None, mu=None
                    ) -> tuple[torch.Tensor, torch.Tensor]:
     """``((M,) force-angle margin [rad], (M,) friction demand)`` of a placement ``gc`` (a
     ``GroundContact`` with loads, of the rows ``idx`` of ``vehicle``'s per-env properties;
@@ -232,7 +232,8 @@ def contact_margin(gc, vehicle, rigid: bool, accel_b: torch.Tensor | None, gravi
 
     With four-wheel ground following (not ``rigid``) it needs no per-wheel loads: the hubs come
     from the pose (:func:`hub_positions`). The contact points lie a wheel radius from the hubs
-    along the terrain ``normals`` ``(M, K, 3)`` under the wheels (unit, world; None or a non-finite row: straight down, a flat
+    along the terrain normals of ``maps`` (a ``terrain.HeightMap`` stack; row i on map
+    ``map_index[i]``) under the wheels; without ``maps``, or over a hole, straight down (a flat
     ground's). The support polygon: of a ``rigid`` rest, the wheels that carry load or hang at
     most :data:`ROCK_GAP` wheel radii above the ground (the body rocks onto them); with
     four-wheel ground following (which keeps every wheel on the ground, as a suspended vehicle
@@ -251,8 +252,10 @@ def contact_margin(gc, vehicle, rigid: bool, accel_b: torch.Tensor | None, gravi
     hubs = gc.wheel_position if rigid else hub_positions(gc, vehicle)
     up = torch.zeros_like(hubs)
     up[..., 2] = 1.0
-    n = up if normals is None else torch.where(torch.isfinite(normals).all(-1, keepdim=True),
-                                               normals, up)
+    n = up
+    if maps is not None:
+        normals = maps.normal(hubs[..., 0], hubs[..., 1], map_index.unsqueeze(1))
+        n = torch.where(torch.isfinite(normals).all(-1, keepdim=True), normals, up)
     pts = hubs - r.reshape(-1, 1, 1) * n
     if rigid:
         mass = torch.as_tensor(rows(vehicle.mass), dtype=R.dtype, device=R.device)
