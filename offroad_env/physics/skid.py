@@ -23,6 +23,8 @@ import torch
 from .constants import GRAVITY
 from .slip import (friction_ellipse, rolling_resistance, slip_angle, slip_ratio, smooth_sign,
                    soft_soil_traction)
+from .drive import (braked_body_forces, side_targets, speed_controller, speed_servo,
+                    wheel_spin_rate)
 from .vehicle import Vehicle
 
 __all__ = ["CONTROLLERS", "SkidSteerParams", "SkidSteerState", "skid_steer_step",
@@ -143,66 +145,15 @@ class SkidSteerState:
                    torch.zeros(num_wheels, n, dtype=dtype, device=device).T)
 
 
-def side_targets(vehicle: Vehicle, left, right) -> torch.Tensor:
-    """``(N, K)`` per-wheel values from left/right ``(N,)`` values (left: wheels with y > 0)."""
-    is_left = torch.tensor([p[1] > 0 for p in vehicle.wheel_positions], device=left.device)
-    return torch.where(is_left, left.unsqueeze(1), right.unsqueeze(1))
-
-
-def speed_controller(params: SkidSteerParams, omega, target, t_max=None) -> torch.Tensor:
-    """The ``"proportional"`` controller's torque ``clamp(k (target - omega), +-T_max)`` [N m]
-    (``t_max``: the limit; None: ``params.max_torque``)."""
-    t_max = params.max_torque if t_max is None else t_max
-    return (params.speed_gain * (target - omega)).clamp(-t_max, t_max)
-
-
 def _wheel_major(v):
     """An ``(N, K)`` per-wheel tensor as a ``(K, N)`` view; ``(N,)`` tensors and floats are
     unchanged (they broadcast over the wheel axis as they are)."""
     return v.T if isinstance(v, torch.Tensor) and v.ndim == 2 else v
 
 
-def speed_servo(params: SkidSteerParams, omega, target, ground_torque, dt: float, t_max):
-    """The stiff wheel-speed servo: ``(torque, within)``, each shaped like ``omega``.
-
-    The torque that brings a wheel from ``omega`` to ``target`` [rad/s] within ``dt`` against
-    its ``ground_torque`` (``R F_x`` [N m]) and its bearing damping,
-    ``I_w (target - w) / dt + R F_x + b_w w``, where that is within the drive's limit ``t_max``
-    [N m] (``within``); the limit, with its sign, where it is not (the wheel then gives way)."""
-    held = params.wheel_inertia * (target - omega) / dt + ground_torque \
-        + params.wheel_damping * omega
-    within = held.abs() <= t_max
-    return torch.where(within, held, torch.sign(held) * t_max), within
-
-
-def braked_body_forces(s: SkidSteerState, m, Iz, fz, mu, dxj, dyj, fgx, fgy, dt: float):
-    """The holding brake: the wheels are locked, and the ground holds the body by static
-    friction or lets it slide with kinetic friction (a velocity-level Coulomb solve, no creep).
-
-    The friction force that stops the body's planar motion within the substep ``dt``, against
-    the other forces ``(fgx, fgy)`` (gravity along the ground) and the rotating frame's terms,
-    is ``F = -(m v / dt + F_g) + m w (-v_y, v_x)``; the ground gives it while ``|F|`` is within
-    the capacity ``sum_j mu_j F_z,j`` (the body stays exactly at rest), and that capacity,
-    against the motion, beyond it (a locked wheel slides with kinetic friction ``mu F_z`` and
-    no rolling resistance): ``F = F_req min(1, capacity / |F_req|)``. The yaw moment stops the
-    yaw rate within the step up to the capacity times the wheels' mean lever arm. Body-frame,
-    ``(N,)`` each: returns ``(F_x, F_y, M_z, each wheel's share F_z,j / sum F_z (K, N))``."""
-    cap = (mu * fz).sum(0)
-    req_x = -(m * s.vx / dt + fgx) - m * s.yaw_rate * s.vy
-    req_y = -(m * s.vy / dt + fgy) + m * s.yaw_rate * s.vx
-    need = torch.sqrt(req_x * req_x + req_y * req_y)
-    scale = torch.where(need > cap, cap / need.clamp_min(1e-30), torch.ones_like(need))
-    arm = torch.sqrt(dxj * dxj + dyj * dyj).mean(0)
-    m_cap = cap * arm
-    Mz = torch.maximum(torch.minimum(-Iz * s.yaw_rate / dt, m_cap), -m_cap)
-    total = fz.sum(0)
-    share = fz / torch.where(total > 0, total, torch.ones_like(total))
-    return req_x * scale, req_y * scale, Mz, share
-
-
 def _substep_kn(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState, omega, torque, fz,
                 roll, pitch, dt: float, mu, gravity: float, brake=None, servo_targets=None,
-                t_max=None, driven=None):
+                t_max=None, driven=None, coupling=None):
     """One explicit-Euler substep of :func:`skid_steer_step` on wheel-major ``(K, N)`` arrays
     (``omega``, ``torque``, ``fz``, a per-wheel ``mu``; ``s.wheel_omega`` is ignored): the
     environment index innermost, so compiled kernels vectorize over it (an inner axis of K = 4
@@ -211,7 +162,8 @@ def _substep_kn(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState, om
     drives to (then ``torque`` is ignored); ``t_max``: the torque limit [N m] (None:
     ``params.max_torque``). Returns ``(new state (its wheel_omega unchanged), new omega (K, N),
     info of (K, N) arrays)``. ``driven``: ``(K, 1)`` bool, the wheels the motors drive
-    (None: all; an undriven wheel rolls free)."""
+    (None: all; an undriven wheel rolls free). ``coupling``: the ``(K, K)``
+    :func:`~offroad_env.physics.drive.coupling_matrix` (None: every wheel on its own)."""
     dtype = s.vx.dtype
     dev = s.vx.device
     wx = torch.tensor([[p[0]] for p in vehicle.wheel_positions], dtype=dtype, device=dev)
@@ -248,7 +200,8 @@ def _substep_kn(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState, om
             fx_ = fx_ - params.soft_resistance * fz * smooth_sign(vxj, params.v_eps)
         return fx_, fy_
 
-    fx, fy = ground_forces(r_w * r_w / params.wheel_inertia)
+    group = 1.0 if coupling is None else coupling.sum(1, keepdim=True)  # wheels turning together
+    fx, fy = ground_forces(r_w * r_w / (group * params.wheel_inertia))
     frr = rolling_resistance(vxj, fz, params.c_rr, params.v_eps)
     t_max = params.max_torque if t_max is None else t_max
     if servo_targets is not None:
@@ -256,7 +209,8 @@ def _substep_kn(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState, om
         # the drive's limit the wheel holds its speed (its ground force is that of a wheel that
         # does not give way), else the limit drives a wheel that does
         fx_h, fy_h = ground_forces(0.0)
-        torque, within = speed_servo(params, omega, servo_targets, r_w * fx_h, dt, t_max)
+        torque, within = speed_servo(params, omega, servo_targets, r_w * fx_h, dt, t_max,
+                                     coupling)
         if driven is not None:  # an undriven wheel is not held: it rolls free
             within = within & driven
         fx, fy = torch.where(within, fx_h, fx), torch.where(within, fy_h, fy)
@@ -284,7 +238,10 @@ def _substep_kn(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState, om
     d_vx = Fx / m + s.yaw_rate * s.vy
     d_vy = Fy / m - s.yaw_rate * s.vx
     d_yaw_rate = Mz / Iz
-    d_omega = (T - r_w * fx - params.wheel_damping * omega) / params.wheel_inertia
+    if coupling is None:
+        d_omega = (T - r_w * fx - params.wheel_damping * omega) / params.wheel_inertia
+    else:  # one spin rate a group; T: the torque the gearing hands each wheel
+        d_omega, T = wheel_spin_rate(params, T, r_w * fx, omega, coupling)
     # pose of the rear-axle origin: v_o = v_com - r x c  (body frame), rotated to the world
     vox = s.vx + s.yaw_rate * cy
     voy = s.vy - s.yaw_rate * cx
@@ -303,7 +260,7 @@ def _substep_kn(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState, om
 def skid_steer_step(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState, torque, fz,
                     roll, pitch, dt: float, substeps: int = 1, mu=None, speed_targets=None,
                     gravity: float = GRAVITY, max_torque: float | None = None,
-                    driven=None):
+                    driven=None, coupling=None):
     """``substeps`` explicit-Euler substeps of ``dt / substeps``; returns ``(state, info of the
     last substep)``.
 
@@ -324,6 +281,9 @@ def skid_steer_step(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState
             ``wheel_torque``); None: ``params.max_torque``.
         driven: K bools, the wheels the motors drive (a vehicle's ``driven``); None: all. An
             undriven wheel has no motor torque and rolls free.
+        coupling: ``(K, K)`` :func:`~offroad_env.physics.drive.coupling_matrix` of the
+            vehicle (None: a motor per wheel): coupled wheels share one speed and their
+            motors' summed torque.
 
     ``info``: ``fx, fy, kappa, alpha, rolling, torque`` ``(N, K)`` in the wheel (= body) axes
     [N, -, rad, N, N m].
@@ -345,12 +305,14 @@ def skid_steer_step(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState
     if driven is not None:
         driven = None if all(driven) else torch.tensor(
             [[bool(d)] for d in driven], device=s.vx.device)
+    if coupling is not None:  # coupled wheels turn at one speed: their mean to start with
+        omega = (coupling @ omega) / coupling.sum(1, keepdim=True)
     t_max = params.max_torque if max_torque is None else max_torque
     for _ in range(int(substeps)):
         tq = torque if targets is None or servo else speed_controller(params, omega, targets,
                                                                       t_max)
         s, omega, info = _substep_kn(vehicle, params, s, omega, tq, fz, roll, pitch, h, mu,
                                      gravity, brake, targets if servo else None, t_max,
-                                     driven)
+                                     driven, coupling)
     s = SkidSteerState(s.x, s.y, s.yaw, s.vx, s.vy, s.yaw_rate, omega.T)
     return s, {k: v.T for k, v in info.items()}

@@ -17,10 +17,14 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["Vehicle", "VehicleBatch", "husky", "six_wheel_rover", "eight_wheel_rover", "rc_truck",
-           "PRESETS", "preset", "rectangle_corners"]
+           "PRESETS", "preset", "rectangle_corners", "COUPLINGS"]
 
 _IDENTITY = ((1.0, 0.0, 0.0, 0.0), (0.0, 1.0, 0.0, 0.0), (0.0, 0.0, 1.0, 0.0),
              (0.0, 0.0, 0.0, 1.0))
+
+
+#: the drive couplings of :attr:`Vehicle.coupling`
+COUPLINGS = ("independent", "side")
 
 
 def rectangle_corners(wheel_base: float, track_width: float) -> tuple:
@@ -78,6 +82,10 @@ class Vehicle:
             (``SkidSteerParams.max_torque``).
         driven: K bools in wheel order, the wheels the motors drive (at least one); None:
             all (four-wheel drive for the presets). An undriven wheel rolls free.
+        coupling: how the driven wheels share the drive (:mod:`offroad_env.physics.drive`):
+            ``"independent"`` (default), a motor per wheel, each within ``wheel_torque``;
+            ``"side"``, each side's driven wheels geared to one motor: one speed, and the
+            side's torque (``wheel_torque`` times its driven wheels) goes where there is grip.
         name: label for printing.
     """
 
@@ -92,6 +100,7 @@ class Vehicle:
     rear_axle_pose: tuple[tuple[float, ...], ...] = _IDENTITY
     wheel_torque: float | None = None
     driven: tuple[bool, ...] | None = None
+    coupling: str = "independent"
     name: str = "vehicle"
 
     def __post_init__(self):
@@ -125,6 +134,8 @@ class Vehicle:
                 raise ValueError(f"driven must be {len(wp)} bools (one per wheel, at least one "
                                  f"True), got {self.driven!r}")
             object.__setattr__(self, "driven", tuple(bool(d) for d in drv))
+        if self.coupling not in COUPLINGS:
+            raise ValueError(f"coupling must be one of {COUPLINGS}, got {self.coupling!r}")
         area = _convex_hull_area(np.asarray(wp))
         if area <= 1e-9:
             raise ValueError(f"the wheels' support polygon has no area ({area:g} m^2): "
@@ -178,7 +189,9 @@ def husky() -> Vehicle:
     stall torque): the 45 deg climb of the spec sheet needs ``m g (sin 45 + c_rr cos 45) r / 4
     = 16.5 N m`` a wheel at ``c_rr = 0.02``, and the margin covers acceleration and payload.
     On ``mu = 1`` ground friction then limits the climb just below 45 deg:
-    ``tan(beta) <= mu - c_rr``, 44.4 deg.
+    ``tan(beta) <= mu - c_rr``, 44.4 deg. ``coupling="side"``: a Husky has one motor a side,
+    geared to both of its wheels (its motor controller and ``husky_base`` command a left and a
+    right speed), so a wheel off the ground hands its torque to the other wheel of its side.
     """
     L, T, r = 0.5120, 0.5708, 0.1651
     rear = np.array([-0.256, 0.0, 0.0328])  # rear-axle origin in base_link
@@ -196,7 +209,8 @@ def husky() -> Vehicle:
     pose[:3, 3] = rear
     return Vehicle(wheel_base=L, track_width=T, wheel_radius=r, mass=float(m),
                    com=tuple(com.tolist()), inertia_roll=float(ixx), inertia_pitch=float(iyy),
-                   rear_axle_pose=tuple(map(tuple, pose)), wheel_torque=24.0, name="husky")
+                   rear_axle_pose=tuple(map(tuple, pose)), wheel_torque=24.0,
+                   coupling="side", name="husky")
 
 
 def _box_rover(n_axles: int, name: str) -> Vehicle:

@@ -498,3 +498,81 @@ def test_a_rear_wheel_drive_husky_accelerates_at_mu_times_its_rear_load():
         assert accel == pytest.approx(want, rel=0.05), (driven, accel, want)
     with pytest.raises(ValueError, match="driven must be 4 bools"):
         dataclasses.replace(sim.vehicle, driven=(False,) * 4)
+
+
+@pytest.mark.parametrize("coupling", ["independent", "side"])
+def test_a_side_coupled_drive_hands_a_lifted_wheels_torque_to_the_grounded_one(coupling):
+    # the rear wheels carry no load (lifted: F_z = 0), the front ones all of m g; mu = 3, so
+    # traction does not bind. Full-speed targets from rest on flat ground, float64.
+    # independent: each front motor gives its own 24 N m; a = (2 T/r - c_rr m g) / (m + 2 I_w/r^2)
+    # (the lifted rear wheels spin up on their own); side: each side's two wheels are geared to
+    # one motor of 2 x 24 N m, all of it through the grounded front wheel, and the side turns as
+    # one, a = (4 T/r - c_rr m g) / (m + 4 I_w/r^2)
+    import dataclasses
+    from offroad_env.physics.drive import coupling_matrix
+    from offroad_env.physics.vehicle import husky
+    v = dataclasses.replace(husky(), coupling=coupling)
+    p = SkidSteerParams(mu=3.0)
+    m, r, T, g, I = v.mass, v.wheel_radius, v.wheel_torque, 9.81, p.wheel_inertia
+    dt = 1e-3
+    f = torch.float64
+    s = SkidSteerState.zeros(1, 4, dtype=f)
+    fz = torch.tensor([[m * g / 2, m * g / 2, 0.0, 0.0]], dtype=f)
+    zero = torch.zeros(1, dtype=f)
+    targets = torch.full((1, 4), 50.0, dtype=f)
+    S = coupling_matrix(v, f)
+    speeds = []
+    for _ in range(400):
+        s, info = skid_steer_step(v, p, s, None, fz, zero, zero, dt, speed_targets=targets,
+                                  max_torque=T, coupling=S)
+        speeds.append(float(s.vx[0]))
+    accel = (speeds[399] - speeds[99]) / (300 * dt)
+    n = 2 if coupling == "independent" else 4
+    want = (n * T / r - p.c_rr * m * g) / (m + n * I / r ** 2)
+    assert accel == pytest.approx(want, rel=0.02), (coupling, accel, want)
+    omega = s.wheel_omega[0]
+    if coupling == "side":  # one speed a side, and the lifted wheel transmits nothing
+        assert float(omega[0]) == float(omega[2]) and float(omega[1]) == float(omega[3])
+        assert float(info["torque"][0, 0]) == pytest.approx(2 * T - float(info["torque"][0, 2]))
+    else:  # the lifted wheels spun up to their target on their own
+        assert float(omega[2]) == pytest.approx(50.0)
+
+
+def test_vehicle_coupling_is_checked():
+    import dataclasses
+    from offroad_env.physics.vehicle import husky
+    with pytest.raises(ValueError, match="coupling must be one of"):
+        dataclasses.replace(husky(), coupling="diff")
+
+
+@pytest.mark.parametrize("ground", ["rigid_contact", "four_wheel"])
+def test_the_servo_climbs_a_4cm_ledge_at_0_2_m_s_where_the_seeds_gain_stalls(ground):
+    # a 4 cm ledge at x = 0 on a 5 cm grid (the height map makes it a one-cell ramp, 38.7 deg;
+    # the physical model resolves the edge), mu = 0.8, the Husky from x = -1 m at 0.2 m/s: the
+    # proportional controller's 2.4 N m at a stalled wheel stops its front wheels at the face;
+    # the servo, with the preset's 24 N m a wheel, carries all four wheels up
+    import terrain
+    from offroad_env import Simulator
+    from offroad_env.config import SimConfig, TaskConfig
+    ledge = terrain.StepsConfig(size=(20.0, 20.0), resolution=(0.05, 0.05), step_height=0.04,
+                                count=1, start=0.0)
+    for controller in ("servo", "proportional"):
+        cfg = SimConfig(dynamics="skid_steer", ground=ground, terrain=ledge, num_maps=1,
+                        max_speed=1.0, skid=SkidSteerParams(mu=0.8, controller=controller),
+                        task=TaskConfig(goal_distance=(1.0, 2.0), spawn_margin=1.0,
+                                        tip_rule="limits"))
+        sim = Simulator(cfg, 1, dtype=torch.float64)
+        sim.set_keys(torch.tensor([1]), torch.ones(1, dtype=torch.bool))
+        sim.reset(torch.ones(1, dtype=torch.bool), torch.tensor([[-1.0, 0.0, 0.0]]))
+        z0 = float(sim.state.contact.position[0, 2])
+        for i in range(160):  # 8 s
+            sim.step(torch.full((1, 2), 0.2, dtype=torch.float64))
+            if i == 119:
+                x6 = float(sim.state.x[0])
+        x = float(sim.state.x[0])  # the rear axle
+        rise = float(sim.state.contact.position[0, 2]) - z0
+        if controller == "servo":
+            assert x > 0.2 and rise == pytest.approx(0.04, abs=2e-3), (ground, x, rise)
+        else:  # stalled: the front axle (x + 0.512) at the face, on the low side, no progress
+            assert abs(x + sim.vehicle.wheel_base) < 0.05 and rise < 0.005, (ground, x, rise)
+            assert abs(x - x6) < 0.005, (x6, x)

@@ -5,7 +5,8 @@ with the normal loads of the last placement, then placed by ground following.
 Action ``(left, right)`` in [-1, 1]: wheel-speed targets scaled by ``max_speed / wheel_radius``
 (the nominal vehicle's radius); ``(0, 0)`` sets the holding brake (the wheels lock, static
 friction holds the vehicle up to ``mu`` times the normal loads). The loads are normal forces:
-the placement's vertical support forces times ``cos(roll) cos(pitch)``. State: the centre of mass's body-frame velocity ``vx_b``,
+the placement's vertical support forces times ``cos(roll) cos(pitch)``. The vehicle's
+``driven`` and ``coupling`` lay out the drive (:mod:`offroad_env.physics.drive`). State: the centre of mass's body-frame velocity ``vx_b``,
 ``vy_b`` [m/s], ``yaw_rate`` [rad/s] and the wheel spins ``wheel_omega`` ``(N, K)`` [rad/s].
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import torch
 
+from ..drive import coupling_matrix
 from ..skid import SkidSteerState, side_targets, skid_steer_step
 from .base import Drive, Field, register_model
 from .ground_following import GroundFollowing
@@ -45,11 +47,21 @@ class SkidSteer(GroundFollowing):
             vehicle, cfg.skid, s0, None, normal, gc.roll, gc.pitch, cfg.dt,
             substeps=cfg.substeps, speed_targets=targets,
             mu=None if params is None else params["friction"], gravity=cfg.gravity,
-            max_torque=nominal.wheel_torque, driven=nominal.driven)
+            max_torque=nominal.wheel_torque, driven=nominal.driven,
+            coupling=self._coupling(state.x))
         state.x, state.y, state.yaw = s.x, s.y, s.yaw
         state.vx_b, state.vy_b, state.yaw_rate, state.wheel_omega = s.vx, s.vy, s.yaw_rate, \
             s.wheel_omega
         return Drive(info["kappa"], info["torque"], s.wheel_omega)
+
+    def _coupling(self, like):
+        """The nominal vehicle's :func:`coupling_matrix` in ``like``'s dtype and device, built
+        once (None: a motor per wheel)."""
+        key = (self.vehicle, like.dtype, like.device)
+        if getattr(self, "_coupling_key", None) != key:
+            self._coupling_key = key
+            self._coupling_s = coupling_matrix(self.vehicle, like.dtype, like.device)
+        return self._coupling_s
 
     def body_velocity(self, state):
         return torch.stack((state.vx_b, state.vy_b, state.yaw_rate), 1)
