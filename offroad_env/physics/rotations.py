@@ -10,7 +10,8 @@ from __future__ import annotations
 import torch
 
 __all__ = ["rot_zyx", "rot_zyx_entries", "stack_entries", "make_transform", "matmul3",
-           "matvec3", "norm3", "place_points"]
+           "matvec3", "norm3", "place_points", "quat_from_ypr", "rotation_entries",
+           "ypr_from_entries", "quat_step"]
 
 
 def matmul3(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
@@ -71,3 +72,48 @@ def place_points(x, y, c, s, px, py):
     ``(cos, sin) = (c, s)``: ``x + c px - s py``, ``y + s px + c py`` (a yaw rotation and a
     shift; shapes broadcast, e.g. ``(N,)`` poses and ``(K, 1)`` points give ``(K, N)``)."""
     return x + c * px - s * py, y + s * px + c * py
+
+
+# ------------------------------------------------------------- unit quaternions (w, x, y, z)
+def quat_from_ypr(yaw, pitch, roll) -> torch.Tensor:
+    """``(N, 4)`` unit quaternion ``(w, x, y, z)`` of ``R = Rz(yaw) Ry(pitch) Rx(roll)``."""
+    cy, sy = torch.cos(0.5 * yaw), torch.sin(0.5 * yaw)
+    cp, sp = torch.cos(0.5 * pitch), torch.sin(0.5 * pitch)
+    cr, sr = torch.cos(0.5 * roll), torch.sin(0.5 * roll)
+    return torch.stack((cy * cp * cr + sy * sp * sr, cy * cp * sr - sy * sp * cr,
+                        cy * sp * cr + sy * cp * sr, sy * cp * cr - cy * sp * sr), 1)
+
+
+def rotation_entries(qw, qx, qy, qz):
+    """The nine entries ``R[i][j]`` (a tuple of rows of ``(N,)`` tensors) of a unit
+    quaternion's rotation."""
+    xx, yy, zz = qx * qx, qy * qy, qz * qz
+    xy, xz, yz = qx * qy, qx * qz, qy * qz
+    wx, wy, wz = qw * qx, qw * qy, qw * qz
+    return ((1 - 2 * (yy + zz), 2 * (xy - wz), 2 * (xz + wy)),
+            (2 * (xy + wz), 1 - 2 * (xx + zz), 2 * (yz - wx)),
+            (2 * (xz - wy), 2 * (yz + wx), 1 - 2 * (xx + yy)))
+
+
+def ypr_from_entries(R):
+    """``(yaw, pitch, roll)`` ``(N,)`` each of ``R = Rz(yaw) Ry(pitch) Rx(roll)``."""
+    yaw = torch.atan2(R[1][0], R[0][0])
+    pitch = torch.asin((-R[2][0]).clamp(-1.0, 1.0))
+    roll = torch.atan2(R[2][1], R[2][2])
+    return yaw, pitch, roll
+
+
+def quat_step(q, w, h):
+    """``q exp(h w / 2)``, renormalised: the body turns by ``h |w|`` about ``w`` (body frame)."""
+    wn = torch.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
+    half = 0.5 * h * wn
+    k = torch.where(wn > 1e-12, torch.sin(half) / wn.clamp_min(1e-12),
+                    torch.full_like(wn, 0.5 * h))
+    dw, dx, dy, dz = torch.cos(half), k * w[0], k * w[1], k * w[2]
+    qw, qx, qy, qz = q
+    nw = qw * dw - qx * dx - qy * dy - qz * dz
+    nx = qw * dx + qx * dw + qy * dz - qz * dy
+    ny = qw * dy - qx * dz + qy * dw + qz * dx
+    nz = qw * dz + qx * dy - qy * dx + qz * dw
+    norm = torch.sqrt(nw * nw + nx * nx + ny * ny + nz * nz)
+    return [nw / norm, nx / norm, ny / norm, nz / norm]

@@ -1,0 +1,392 @@
+"""The physical vehicle: a 6-DOF chassis on K suspended wheels against the height map.
+
+State (N environments, K wheels): the centre of mass ``c`` (world) and velocity ``v`` (world),
+the attitude ``q`` (unit quaternion ``(w, x, y, z)``, body to world; the body axes are the
+rear-axle frame's: x forward, y left, z up), the body-frame angular velocity ``w_b`` and the
+wheel spins ``omega``. Substeps of ``h`` integrate it semi-implicitly: forces at the substep's
+start, then ``v += h F / m``, ``w_b += h I^-1 (tau_b - w_b x I w_b)``, ``c += h v``,
+``q <- q exp(h w_b / 2)``.
+
+**Wheels.** Wheel j is a disc of radius r in the plane of its forward direction ``f`` (the body
+x axis turned by its steering angle) and the body z axis, on a massless suspension along body z
+that compresses by ``s`` from full extension. Its hub sits at the nominal hub (rear-axle frame
+``(x_j, y_j, 0)``) when ``s`` is the static sag ``s0``. The disc meets the terrain where one of
+its rim points ``Q_i = hub + d_i f - sqrt(r^2 - d_i^2) z_b`` lies on it: rim points are taken
+at in-plane offsets ``d_i`` in [-r, r] spaced no wider than the map (``contact_spacing``), so
+a ledge's edge is met at the angle ``cos(theta) = 1 - h / r`` where the map resolves the edge
+(on a coarser grid the ledge is the grid's ramp, and the wheel climbs it as such). The
+compression that brings rim point i onto the ground is ``s_i = (H(Q_i) - Q_i,z) / z_b,z``; the
+wheel rests on its highest support, ``s = max_i s_i`` (a massless wheel leaves a lower contact
+as soon as a higher one lifts it, so the load is on one contact at a time; at a ledge it passes
+from the lower ground to the edge when the edge starts to lift the wheel). The contact normal
+is the disc's radius there, ``n = (sqrt(r^2 - d^2) z_b - d f) / r``; its tangent in the wheel
+plane ``t = (d z_b + sqrt(r^2 - d^2) f) / r``; the axle ``l`` (perpendicular to the plane).
+
+**Forces at a wheel.** The suspension pushes along z_b with ``F_s = k s + c s' + k_b (s -
+s_max)^+`` (``>= 0``: a wheel does not pull), ``s' = -(v_hub . n) / (n . z_b)``. The massless
+wheel passes on the ground's force ``G = N n + F_x t + F_y l``, whose z_b component is the
+suspension's: ``N (n . z_b) + F_x (t . z_b) = F_s`` (``l . z_b = 0``), so ``N = (F_s - F_x d /
+r) / sqrt(1 - d^2 / r^2)``; where friction binds, ``|F| = mu N`` and N follows in closed form.
+Tangential forces are those of the slip seed (:mod:`.slip`): the slip ratio and angle of the
+contact's velocity against the rim speed ``omega r``, linear laws ``C_kappa kappa`` and ``-C_alpha
+alpha`` capped by the force that stops the slip within the substep (the wheel's inertia and its
+share ``m / K`` of the body), on the friction circle ``mu N``, plus rolling resistance ``-c_rr N``.
+The hub carries ``G`` into the chassis; the chassis also takes the reaction ``-T l`` of the
+torque T its motor (or brake) applies to the wheel: ``I_w omega' = T - r F_x - b_w omega``.
+
+**Drive and brake** (:mod:`.drive`): the stiff speed servo within the drive's torque limit, the
+driven wheels and their coupling. Where every target of an environment is 0 the holding brake is
+on: the wheels lock, and the friction that stops the body's motion in the contact plane within
+the substep (against gravity and the springs) is given up to ``sum mu N`` (static, no creep),
+kinetic friction ``mu N`` beyond (:func:`~.drive.braked_body_forces`, in the frame of the body's
+z axis).
+
+**Chassis.** Points of the body (belly, bumpers, roof) meet the terrain with a stiff
+spring-damper along the terrain normal and Coulomb friction: a vehicle can high-centre, hit a
+ledge with its bumper, and lie on its side or back.
+
+Units: m, s, kg, N, rad. Shapes: ``(N,)`` per environment, ``(K, N)`` per wheel (wheel-major),
+``(K, M, N)`` per rim sample.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from .constants import GRAVITY
+from .drive import braked_body_forces, speed_servo, wheel_spin_rate
+from .rigid_params import RigidBodyParams, chassis_points, suspension
+from .rotations import quat_step, rotation_entries
+from .slip import friction_ellipse, rolling_resistance, slip_angle, slip_ratio
+from .vehicle import Vehicle
+
+__all__ = ["RigidBodyParams", "RigidBodyState", "rigid_body_step", "Layout", "make_layout"]
+
+
+@dataclass
+class RigidBodyState:
+    """Batched state: ``pos`` ``(N, 3)`` centre of mass, world [m]; ``quat`` ``(N, 4)`` body to
+    world ``(w, x, y, z)``; ``vel`` ``(N, 3)`` centre-of-mass velocity, world [m/s]; ``ang_vel``
+    ``(N, 3)`` body-frame angular velocity [rad/s]; ``wheel_omega`` ``(N, K)`` [rad/s]."""
+
+    pos: torch.Tensor
+    quat: torch.Tensor
+    vel: torch.Tensor
+    ang_vel: torch.Tensor
+    wheel_omega: torch.Tensor
+
+
+def _cross(a, b):
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+def _dot(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+def _rot(R, v):
+    """World components of body vector ``v`` (3 components, any broadcastable shapes)."""
+    return tuple(R[i][0] * v[0] + R[i][1] * v[1] + R[i][2] * v[2] for i in range(3))
+
+
+def _rot_t(R, v):
+    """Body components of world vector ``v``."""
+    return tuple(R[0][i] * v[0] + R[1][i] * v[1] + R[2][i] * v[2] for i in range(3))
+
+
+# ------------------------------------------------------------------------- the step
+@dataclass(frozen=True)
+class Layout:
+    """Constants of a vehicle under a parameter set, as tensors (built once per step call)."""
+
+    bx: torch.Tensor  #: (K, 1) nominal hubs from the centre of mass, body frame [m]
+    by: torch.Tensor
+    bz: torch.Tensor
+    d: torch.Tensor   #: (M, 1) rim sample offsets along the wheel's forward direction [m]
+    e: torch.Tensor   #: (M, 1) sqrt(r^2 - d^2) [m]
+    px: torch.Tensor  #: (P, 1) chassis points from the centre of mass, body frame [m]
+    py: torch.Tensor
+    pz: torch.Tensor
+    roof: torch.Tensor  #: (P, 1) bool
+    fit: tuple        #: 3 x 3 (M,) tables: the inverse of [1, d_j, e_j] over the samples
+                      #: j = i - 1, i, i + 1 around each centre i (rows a, b, c)
+    inertia: tuple    #: 3 x 3 floats [kg m^2]
+    inv_inertia: tuple
+
+
+def make_layout(vehicle: Vehicle, p: RigidBodyParams, spacing: float, dtype, device) -> Layout:
+    import numpy as np
+    kw = dict(dtype=dtype, device=device)
+    cx, cy, cz = vehicle.com
+    col = lambda v: torch.tensor([[float(u)] for u in v], **kw)  # noqa: E731
+    r = vehicle.wheel_radius
+    reach = r * math.sin(math.radians(80.0))  # the steepest contact normal: 80 deg from z_b
+    half = max(1, math.ceil(reach / spacing))
+    d = np.linspace(-reach, reach, 2 * half + 1)
+    e = np.sqrt(np.maximum(r * r - d * d, 0.0))
+    xs, ys, zs, roof = chassis_points(vehicle, p)
+    if p.inertia is not None:
+        J = np.asarray(p.inertia, dtype=float)
+    else:
+        L, T = vehicle.wheel_base, vehicle.track_width
+        J = np.diag([vehicle.inertia_roll, vehicle.inertia_pitch,
+                     vehicle.mass * (L * L + T * T) / 12.0])
+    Ji = np.linalg.inv(J)
+    M = len(d)
+    fit = np.zeros((M, 3, 3))
+    for i in range(M):
+        j = min(max(i, 1), M - 2)
+        A = np.array([[1.0, d[k], e[k]] for k in (j - 1, j, j + 1)])
+        fit[i] = np.linalg.inv(A)
+    return Layout(
+        bx=col([q[0] - cx for q in vehicle.wheel_positions]),
+        by=col([q[1] - cy for q in vehicle.wheel_positions]),
+        bz=col([-cz] * vehicle.num_wheels), d=col(d), e=col(e),
+        px=col([x - cx for x in xs]), py=col([y - cy for y in ys]), pz=col([z - cz for z in zs]),
+        roof=torch.tensor([[bool(b)] for b in roof], device=device),
+        fit=tuple(tuple(torch.tensor(fit[:, a, b], **kw) for b in range(3)) for a in range(3)),
+        inertia=tuple(tuple(float(v) for v in row) for row in J),
+        inv_inertia=tuple(tuple(float(v) for v in row) for row in Ji))
+
+
+def _mat(J, v):
+    return tuple(J[i][0] * v[0] + J[i][1] * v[1] + J[i][2] * v[2] for i in range(3))
+
+
+def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, maps, map_index,
+                    targets: torch.Tensor, dt: float, steer: torch.Tensor | None = None,
+                    mu=None, gravity: float = GRAVITY, max_torque: float | None = None,
+                    driven: torch.Tensor | None = None, coupling: torch.Tensor | None = None,
+                    layout: Layout | None = None):
+    """Advance ``s`` by ``dt`` in ``ceil(dt / p.max_substep)`` substeps; returns ``(state,
+    info)``.
+
+    Args:
+        maps: the height-map stack (simulation frame); map_index: ``(N,)`` int64.
+        targets: ``(K, N)`` wheel-speed targets [rad/s] (wheel-major) of the speed servo;
+            where all of an environment's are 0, its holding brake is on.
+        steer: ``(K, N)`` steering angle of each wheel [rad] (None: none).
+        mu: ground friction, a float or ``(N,)`` (None: ``p.mu``).
+        max_torque: the drive's limit per wheel [N m] (None: ``p.max_torque``).
+        driven: ``(K, 1)`` bool (None: all); coupling: ``(K, K)`` (:mod:`.drive`).
+        layout: the constants of :func:`make_layout` (built here when None).
+
+    ``info`` (wheel-major ``(K, N)`` unless said): ``normal_force`` N [N] and ``contact``
+    (bool) of the last substep, ``contact_point`` and ``hub`` (3 tuples of ``(K, N)``, world
+    [m]), ``wheel_hole`` (the disc's centre over a hole), ``compression`` [m], ``kappa``,
+    ``torque`` [N m]; ``chassis_contact`` and ``roof_contact`` ``(N,)`` bool (any belly or
+    bumper point / any roof corner on the ground in the last substep).
+    """
+    n_sub = max(1, math.ceil(dt / p.max_substep - 1e-9))
+    h = dt / n_sub
+    dtype, dev = s.pos.dtype, s.pos.device
+    if layout is None:
+        spacing = p.contact_spacing or min(maps.resolution)
+        layout = make_layout(vehicle, p, spacing, dtype, dev)
+    sus = suspension(vehicle, p, gravity)
+    K, m, r = vehicle.num_wheels, vehicle.mass, vehicle.wheel_radius
+    mu = p.mu if mu is None else mu
+    t_max = p.max_torque if max_torque is None else max_torque
+    J, Ji = layout.inertia, layout.inv_inertia
+    m_share = m / K
+    k_c = m * gravity / (4.0 * p.chassis_sink)
+    c_c = math.sqrt(k_c * m / 4.0)  # damping ratio 0.5 on four points
+    brake = (targets == 0).all(0)
+    group = 1.0 if coupling is None else coupling.sum(1, keepdim=True)
+    give_free = r * r / (group * p.wheel_inertia)
+    c = list(s.pos.unbind(1))
+    v = list(s.vel.unbind(1))
+    w = list(s.ang_vel.unbind(1))
+    q = list(s.quat.unbind(1))
+    omega = s.wheel_omega.T if s.wheel_omega.stride(0) == 1 else s.wheel_omega.T.contiguous()
+    if coupling is not None:
+        omega = (coupling @ omega) / group
+    d, e = layout.d, layout.e
+    for _ in range(n_sub):
+        R = rotation_entries(*q)
+        xb = (R[0][0], R[1][0], R[2][0])
+        yb = (R[0][1], R[1][1], R[2][1])
+        zb = (R[0][2], R[1][2], R[2][2])
+        w_w = _rot(R, w)  # world angular velocity
+        if steer is None:
+            f, l_ = xb, yb
+        else:
+            cs, sn = torch.cos(steer), torch.sin(steer)
+            f = tuple(cs * xb[i] + sn * yb[i] for i in range(3))
+            l_ = tuple(cs * yb[i] - sn * xb[i] for i in range(3))
+        # free hubs (s = 0) and the rim samples (K, M, N)
+        off = _rot(R, (layout.bx, layout.by, layout.bz - sus.s0))
+        H = tuple(c[i] + off[i] for i in range(3))
+        fk = tuple(torch.broadcast_to(f[i], H[0].shape) for i in range(3))
+        Q = tuple(H[i].unsqueeze(1) + d * fk[i].unsqueeze(1) - e * zb[i] for i in range(3))
+        ground = maps.height(Q[0], Q[1], map_index)
+        zbz = zb[2]
+        upright = zbz > 0.1
+        cand = (ground - Q[2]) / zbz.clamp_min(0.1)
+        cand = torch.where(torch.isnan(cand), torch.full_like(cand, -1e9), cand)
+        s_w, d_s, e_s = _support(cand, layout, r)
+        touch = (s_w > 0) & upright
+        s_c = s_w.clamp_min(0.0)
+        A = tuple(H[i] + s_c * zb[i] for i in range(3))  # hubs
+        n = tuple((e_s * zb[i] - d_s * fk[i]) / r for i in range(3))
+        t = tuple((d_s * zb[i] + e_s * fk[i]) / r for i in range(3))
+        Cp = tuple(A[i] - r * n[i] for i in range(3))  # contact points
+        rho = tuple(Cp[i] - c[i] for i in range(3))
+        wxr = _cross(w_w, rho)
+        vC = tuple(v[i] + wxr[i] for i in range(3))
+        ratio_n, ratio_t = e_s / r, d_s / r
+        s_dot = -_dot(vC, n) / ratio_n
+        F_s = sus.k * s_c + sus.c * s_dot + sus.k_b * (s_c - sus.s_max).clamp_min(0.0)
+        F_s = torch.where(touch, F_s.clamp_min(0.0), torch.zeros_like(F_s))
+        N0 = F_s / ratio_n
+        # the other forces' acceleration this substep (gravity and the springs), to predict
+        # the contact velocities friction must stop
+        a_o = tuple((N0 * n[i]).sum(0) / m for i in range(3))
+        a_o = (a_o[0], a_o[1], a_o[2] - gravity)
+        v_t = _dot(vC, t) + h * _dot(a_o, t)
+        v_l = _dot(vC, l_) + h * _dot(a_o, l_)
+        kappa = slip_ratio(v_t, omega, r, p.slip_eps)
+        fx_lin = p.c_kappa * kappa
+        fy_lin = -p.c_alpha * slip_angle(v_t, v_l, p.slip_eps)
+        mu_w = mu
+
+        def tyre(give):
+            """Tangential forces and the normal force of a wheel whose spin yields to its
+            ground force by ``give`` (``r^2 / I_w``; 0 for a wheel held at its speed)."""
+            fx_st = (r * omega - v_t) / (h * (give + 1.0 / m_share))
+            fy_st = -v_l * (m_share / h)
+            fx = torch.where(fx_lin.abs() > fx_st.abs(), fx_st, fx_lin)
+            fy = torch.where(fy_lin.abs() > fy_st.abs(), fy_st, fy_lin)
+            N_d = (F_s - fx * ratio_t) / ratio_n
+            norm = torch.sqrt(fx * fx + fy * fy)
+            over = norm > mu_w * N_d
+            unit_x = fx / norm.clamp_min(1e-30)
+            N_sl = F_s / (ratio_n + mu_w * unit_x * ratio_t).clamp_min(0.05)
+            N = torch.where(over, N_sl, N_d).clamp_min(0.0)
+            fx, fy = friction_ellipse(fx, fy, mu_w * N)
+            return fx, fy, N
+
+        fx, fy, N = tyre(give_free)
+        fx_h, fy_h, N_h = tyre(0.0)
+        torque, within = speed_servo(p, omega, targets, r * fx_h, h, t_max, coupling)
+        if driven is not None:
+            within = within & driven
+        fx, fy, N = (torch.where(within, fx_h, fx), torch.where(within, fy_h, fy),
+                     torch.where(within, N_h, N))
+        T = torque.clamp(-t_max, t_max)
+        if driven is not None:
+            T = torch.where(driven, T, torch.zeros_like(T))
+        frr = rolling_resistance(v_t, N, p.c_rr, p.v_eps)
+        # the holding brake: a velocity-level Coulomb solve in the body's x-y plane
+        bs = _Planar(_dot(v, xb), _dot(v, yb), w[2])
+        Ng = tuple((N0 * n[i]).sum(0) for i in range(3))
+        fg = (Ng[0], Ng[1], Ng[2] - m * gravity)
+        arm_x, arm_y, fgx, fgy = _dot(rho, xb), _dot(rho, yb), _dot(fg, xb), _dot(fg, yb)
+        Fbx, Fby, Mb, share = braked_body_forces(bs, m, J[2][2], N0, mu_w, arm_x, arm_y,
+                                                 fgx, fgy, h)
+        # again with the normal forces that friction along the contact tangents leaves
+        N_b = ((F_s - share * Fbx * ratio_t) / ratio_n).clamp_min(0.0)
+        Fbx, Fby, Mb, share = braked_body_forces(bs, m, J[2][2], N_b, mu_w, arm_x, arm_y,
+                                                 fgx, fgy, h)
+        # braked wheels: locked; each contact takes its share of the body's friction along its
+        # tangent and axle (so friction stays in the ground's plane), no rolling resistance
+        fbx = share * Fbx
+        fx = torch.where(brake, fbx, fx)
+        fy = torch.where(brake, share * Fby, fy)
+        N = torch.where(brake, ((F_s - fbx * ratio_t) / ratio_n).clamp_min(0.0), N)
+        frr = torch.where(brake, torch.zeros_like(frr), frr)
+        if coupling is None:
+            d_omega = (T - r * fx - p.wheel_damping * omega) / p.wheel_inertia
+        else:
+            d_omega, T = wheel_spin_rate(p, T, r * fx, omega, coupling)
+        T = torch.where(brake, r * fx, T)
+        # forces on the chassis: the ground's, at the contact
+        G = tuple(N * n[i] + (fx + frr) * t[i] + fy * l_[i] for i in range(3))
+        tq = _cross(rho, G)
+        spin = r * fx - T  # what the wheel's spin does not absorb
+        tau = [(tq[i] + spin * l_[i]).sum(0) for i in range(3)]
+        F = [G[i].sum(0) for i in range(3)]
+        tau = [tau[i] + torch.where(brake, Mb * zb[i], torch.zeros_like(Mb)) for i in range(3)]
+        # the chassis points
+        offp = _rot(R, (layout.px, layout.py, layout.pz))
+        W = tuple(c[i] + offp[i] for i in range(3))
+        gP = maps.height(W[0], W[1], map_index)
+        nP = maps.normal(W[0], W[1], map_index).unbind(-1)
+        pen = (gP - W[2]) * nP[2]
+        hit = pen > 0  # NaN (a hole) is no contact
+        wxp = _cross(w_w, offp)
+        vP = tuple(v[i] + wxp[i] for i in range(3))
+        vn = _dot(vP, nP)
+        Fn = torch.where(hit, (k_c * pen - c_c * vn).clamp_min(0.0), torch.zeros_like(pen))
+        vt_ = tuple(vP[i] - vn * nP[i] for i in range(3))
+        vt_n = torch.sqrt(_dot(vt_, vt_))
+        stick = vt_n * (m / (4.0 * h))
+        ft = torch.minimum(stick, mu_w * Fn) / vt_n.clamp_min(1e-9)
+        FP = tuple(torch.where(hit, Fn * nP[i] - ft * vt_[i], torch.zeros_like(pen))
+                   for i in range(3))
+        tqP = _cross(offp, FP)
+        for i in range(3):
+            F[i] = F[i] + FP[i].sum(0)
+            tau[i] = tau[i] + tqP[i].sum(0)
+        F[2] = F[2] - m * gravity
+        # semi-implicit Euler
+        v = [v[i] + h * F[i] / m for i in range(3)]
+        tau_b = _rot_t(R, tau)
+        Jw = _mat(J, w)
+        gyro = _cross(w, Jw)
+        w_dot = _mat(Ji, tuple(tau_b[i] - gyro[i] for i in range(3)))
+        w = [w[i] + h * w_dot[i] for i in range(3)]
+        c = [c[i] + h * v[i] for i in range(3)]
+        q = quat_step(q, w, h)
+        omega = torch.where(brake, torch.zeros_like(omega), omega + h * d_omega)
+    info = {"normal_force": N, "contact": touch & (N > 0), "contact_point": Cp, "hub": A,
+            "wheel_hole": torch.isnan(ground[:, ground.shape[1] // 2]), "compression": s_c,
+            "kappa": kappa, "torque": T,
+            "chassis_contact": (hit & ~layout.roof).any(0), "roof_contact": (hit & layout.roof).any(0)}
+    new = RigidBodyState(torch.stack(c, 1), torch.stack(q, 1), torch.stack(v, 1),
+                         torch.stack(w, 1), omega.T)
+    return new, info
+
+
+def _support(cand, layout: Layout, r: float):
+    """The wheel's support from its rim samples ``cand`` ``(K, M, N)`` (the compression each
+    sample asks for): ``(s, d, e)`` ``(K, N)``, the compression and the contact's offset ``d``
+    along the wheel's forward direction with ``e = sqrt(r^2 - d^2)``.
+
+    The highest sample, refined: through it and its two neighbours the exact form of a plane's
+    support, ``s(d) = a + b d + c sqrt(r^2 - d^2)``, is fitted, and its peak ``d = b r /
+    sqrt(b^2 + c^2)``, ``s = a + r sqrt(b^2 + c^2)`` taken where it lies between the
+    neighbours (on a plane this is the exact tangent point, so the contact normal is the
+    plane's; at an edge, a kink, the highest sample is kept where the fit's peak falls outside
+    its neighbours)."""
+    M = cand.shape[1]
+    s_i, i_star = cand.max(1)  # (K, N)
+    d_all, e_all = layout.d.squeeze(1), layout.e.squeeze(1)
+    d_i, e_i = d_all[i_star], e_all[i_star]
+    if M < 3:
+        return s_i, d_i, e_i
+    ic = i_star.clamp(1, M - 2)
+    trio = [cand.gather(1, (ic + o).unsqueeze(1)).squeeze(1) for o in (-1, 0, 1)]
+    a, b, c = ((layout.fit[row][0][ic] * trio[0] + layout.fit[row][1][ic] * trio[1]
+                + layout.fit[row][2][ic] * trio[2]) for row in range(3))
+    amp = torch.sqrt(b * b + c * c)
+    d_f = b * r / amp.clamp_min(1e-30)
+    ok = (c > 0) & (d_f >= d_all[ic - 1]) & (d_f <= d_all[ic + 1]) \
+        & (trio[0] > -1e8) & (trio[2] > -1e8)
+    s_f = a + r * amp
+    ok = ok & (s_f >= s_i)
+    d_s = torch.where(ok, d_f, d_i)
+    e_s = torch.sqrt((r * r - d_s * d_s).clamp_min(0.0))
+    return torch.where(ok, s_f, s_i), d_s, e_s
+
+
+@dataclass
+class _Planar:
+    """The planar velocities :func:`~.drive.braked_body_forces` reads."""
+
+    vx: torch.Tensor
+    vy: torch.Tensor
+    yaw_rate: torch.Tensor
