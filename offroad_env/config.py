@@ -252,6 +252,18 @@ class SimConfig:
             raise ValueError(f"nan_action must be 'raise' or 'zero', got {self.nan_action!r}")
 
     @property
+    def ground_mu(self) -> float:
+        """The ground's friction coefficient where no per-environment value is set: the
+        model's own ``mu`` where its parameters have one (the physical model's), else the
+        skid-steer parameters' ground (``skid.ground_mu``)."""
+        p = self.dynamics_params
+        if p is None:
+            P = model_class(self.dynamics).Params
+            p = None if P is None else P()
+        mu = getattr(p, "mu", None)
+        return self.skid.ground_mu if mu is None else float(mu)
+
+    @property
     def terms(self) -> tuple[str, ...]:
         """The observation terms in order, ``height_scan`` last when configured."""
         t = tuple(x for x in self.obs_terms if x != "height_scan")

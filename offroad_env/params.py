@@ -26,7 +26,7 @@ def nominal_params(vehicle: Vehicle, cfg, n: int, dtype, device) -> dict[str, to
         return torch.full((n,), float(x), dtype=dtype, device=device)
     return {"mass": full(vehicle.mass), "wheel_radius": full(vehicle.wheel_radius),
             "com": torch.tensor(vehicle.com, dtype=dtype, device=device).expand(n, 3).clone(),
-            "friction": full(cfg.skid.ground_mu), "accel_noise": full(cfg.imu.accel_noise),
+            "friction": full(cfg.ground_mu), "accel_noise": full(cfg.imu.accel_noise),
             "gyro_noise": full(cfg.imu.gyro_noise)}
 
 

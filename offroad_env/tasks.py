@@ -118,9 +118,9 @@ class Task:
     def friction(self, params, idx: torch.Tensor | None = None):
         """The ground's friction coefficient the tip rule limits forces by: the
         per-environment ``friction`` parameter (``(M,)`` rows ``idx``), else the config's
-        ground (``skid.ground_mu``)."""
+        ground (the model's ``ground_mu``)."""
         if params is None:
-            return self.cfg.skid.ground_mu
+            return self.model.ground_mu
         return params["friction"] if idx is None else params["friction"][idx]
 
     def margin(self, contact, accel_b: torch.Tensor | None, maps, map_index: torch.Tensor,
@@ -174,8 +174,10 @@ class Task:
         dist = torch.linalg.vector_norm(st.goal_w - gc.base_position[:, :2], dim=1)
         reached = ((dist < self.config.goal_radius) if self.nav
                    else torch.zeros_like(dist, dtype=torch.bool))
-        tipped = tipped_over(gc.roll, gc.pitch, self.roll_limit, self.pitch_limit,
-                             self.model.lost_support(gc))
+        judged = self.model.judges_tip_over  # a physical event the model decides
+        tipped = (self.model.lost_support(gc) if judged else
+                  tipped_over(gc.roll, gc.pitch, self.roll_limit, self.pitch_limit,
+                              self.model.lost_support(gc)))
         if self.needs_margin:
             acc = (motion.accel_b if motion.accel_b is not None
                    else body_acceleration(motion.vel_b, st.vel_b, cfg.dt))
@@ -184,7 +186,7 @@ class Task:
             st.traction = demand.clamp(max=TRACTION_CAP)
             st.unstable_steps = torch.where(st.margin < 0, st.unstable_steps + 1,
                                             torch.zeros_like(st.unstable_steps))
-            if self.config.tip_rule == "force_angle":
+            if self.config.tip_rule == "force_angle" and not judged:
                 tipped = tipped | (st.unstable_steps >= self.tip_hold_steps)
         reason = end_reason(reached, gc.hole, gc.off_map, tipped)
         ctx = StepContext(state=st, motion=motion, action=action, distance=dist,

@@ -13,9 +13,9 @@ Conventions (the whole project keeps them):
 * Outside the grid a query uses the nearest edge sample (the surface is extended flat across the
   border); :meth:`HeightMap.in_bounds` tells which points were inside.
 
-Interpolation: ``"bilinear"`` (the four-wheel seed's lookup) or ``"triangles"`` (raisim,
-MuJoCo), written out in :mod:`terrain.interpolation`. Both are exact at the nodes and on planes; gradients flow from the heights and normals to the
-query coordinates (the grid indices themselves are piecewise constant).
+Interpolation: ``"bilinear"`` (the four-wheel seed's lookup) or ``"triangles"`` (raisim, MuJoCo),
+in :mod:`terrain.interpolation`; both exact at the nodes and on planes. Gradients flow from the
+heights and normals to the query coordinates (the grid indices are piecewise constant).
 """
 
 from __future__ import annotations
@@ -399,15 +399,15 @@ class HeightMap:
             ``S`` heights in the map's dtype; NaN where the cell touches a hole or a coordinate
             is NaN. Differentiable w.r.t. ``x`` and ``y``.
         """
-        h00, h10, h01, h11, fx, fy, _, _ = self._cells(x, y, map_index)
-        return cell_height(self.interpolation, h00, h10, h01, h11, fx, fy)
+        return cell_height(self.interpolation, *self._cells(x, y, map_index)[:6])
 
     def slope(self, x, y, map_index=None) -> tuple[torch.Tensor, torch.Tensor]:
-        """Surface gradient ``(dz/dx, dz/dy)`` [m/m] of the interpolant at world ``(x, y)``.
+        """Surface gradient ``(dz/dx, dz/dy)`` [m/m] of the interpolant at world ``(x, y)`` (0
+        across the border outside the grid; on a cell edge, the cell at the higher index's)."""
+        return self.height_slope(x, y, map_index)[1:]
 
-        Outside the grid the surface is extended flat, so the component across the border is 0.
-        On a cell edge the gradient of the cell at the higher index is used.
-        """
+    def height_slope(self, x, y, map_index=None):
+        """``(height, dz/dx, dz/dy)`` of :meth:`height` and :meth:`slope` from one lookup."""
         h00, h10, h01, h11, fx, fy, u, v = self._cells(x, y, map_index)
         g = self._grid
         du, dv = cell_gradient(self.interpolation, h00, h10, h01, h11, fx, fy)
@@ -416,7 +416,7 @@ class HeightMap:
         zero = torch.zeros((), dtype=du.dtype, device=du.device)
         dzdx = torch.where(inside_u | torch.isnan(u), du, zero * du) * (1.0 / g.res_x)
         dzdy = torch.where(inside_v | torch.isnan(v), dv, zero * dv) * (1.0 / g.res_y)
-        return dzdx, dzdy
+        return cell_height(self.interpolation, h00, h10, h01, h11, fx, fy), dzdx, dzdy
 
     def normal(self, x, y, map_index=None) -> torch.Tensor:
         """Unit surface normal pointing up (+z side), world frame; shape ``S + (3,)``.

@@ -15,11 +15,13 @@ its rim points ``Q_i = hub + d_i f - sqrt(r^2 - d_i^2) z_b`` lies on it: rim poi
 at in-plane offsets ``d_i`` in [-r, r] spaced no wider than the map (``contact_spacing``), so
 a ledge's edge is met at the angle ``cos(theta) = 1 - h / r`` where the map resolves the edge
 (on a coarser grid the ledge is the grid's ramp, and the wheel climbs it as such). The
-compression that brings rim point i onto the ground is ``s_i = (H(Q_i) - Q_i,z) / z_b,z``; the
-wheel rests on its highest support, ``s = max_i s_i`` (a massless wheel leaves a lower contact
-as soon as a higher one lifts it, so the load is on one contact at a time; at a ledge it passes
-from the lower ground to the edge when the edge starts to lift the wheel). The contact normal
-is the disc's radius there, ``n = (sqrt(r^2 - d^2) z_b - d f) / r``; its tangent in the wheel
+compression that brings rim point i onto the ground's tangent plane under it is ``s_i =
+(H(Q_i) - Q_i,z) / (z_b . nu) nu_z`` (``nu`` the ground's normal there). The wheel rests on
+the highest support of these points and of the segments between them (:func:`_support`): a
+massless wheel leaves a lower contact as soon as a higher one lifts it, so its load is on one
+contact at a time, and at a ledge it passes from the lower ground to the edge when the edge
+starts to lift the wheel. The contact normal is the disc's radius there, ``n = (sqrt(r^2 -
+d^2) z_b - d f) / r`` (on a plane, the plane's normal); its tangent in the wheel
 plane ``t = (d z_b + sqrt(r^2 - d^2) f) / r``; the axle ``l`` (perpendicular to the plane).
 
 **Forces at a wheel.** The suspension pushes along z_b with ``F_s = k s + c s' + k_b (s -
@@ -58,7 +60,7 @@ import torch
 
 from .constants import GRAVITY
 from .drive import braked_body_forces, speed_servo, wheel_spin_rate
-from .rigid_params import RigidBodyParams, chassis_points, suspension
+from .rigid_params import RigidBodyParams, chassis_points, inertia_tensor, suspension
 from .rotations import quat_step, rotation_entries
 from .slip import friction_ellipse, rolling_resistance, slip_angle, slip_ratio
 from .vehicle import Vehicle
@@ -111,45 +113,29 @@ class Layout:
     py: torch.Tensor
     pz: torch.Tensor
     roof: torch.Tensor  #: (P, 1) bool
-    fit: tuple        #: 3 x 3 (M,) tables: the inverse of [1, d_j, e_j] over the samples
-                      #: j = i - 1, i, i + 1 around each centre i (rows a, b, c)
     inertia: tuple    #: 3 x 3 floats [kg m^2]
     inv_inertia: tuple
 
 
 def make_layout(vehicle: Vehicle, p: RigidBodyParams, spacing: float, dtype, device) -> Layout:
-    import numpy as np
+    """The :class:`Layout` of ``vehicle`` under ``p`` with rim samples ``spacing`` [m] apart
+    (python floats in, tensors out: no numpy, so that a compiled step may build it)."""
     kw = dict(dtype=dtype, device=device)
     cx, cy, cz = vehicle.com
     col = lambda v: torch.tensor([[float(u)] for u in v], **kw)  # noqa: E731
     r = vehicle.wheel_radius
     reach = r * math.sin(math.radians(80.0))  # the steepest contact normal: 80 deg from z_b
     half = max(1, math.ceil(reach / spacing))
-    d = np.linspace(-reach, reach, 2 * half + 1)
-    e = np.sqrt(np.maximum(r * r - d * d, 0.0))
+    d = [reach * (i - half) / half for i in range(2 * half + 1)]
+    e = [math.sqrt(max(r * r - u * u, 0.0)) for u in d]
     xs, ys, zs, roof = chassis_points(vehicle, p)
-    if p.inertia is not None:
-        J = np.asarray(p.inertia, dtype=float)
-    else:
-        L, T = vehicle.wheel_base, vehicle.track_width
-        J = np.diag([vehicle.inertia_roll, vehicle.inertia_pitch,
-                     vehicle.mass * (L * L + T * T) / 12.0])
-    Ji = np.linalg.inv(J)
-    M = len(d)
-    fit = np.zeros((M, 3, 3))
-    for i in range(M):
-        j = min(max(i, 1), M - 2)
-        A = np.array([[1.0, d[k], e[k]] for k in (j - 1, j, j + 1)])
-        fit[i] = np.linalg.inv(A)
+    J, Ji = inertia_tensor(vehicle, p)
     return Layout(
         bx=col([q[0] - cx for q in vehicle.wheel_positions]),
         by=col([q[1] - cy for q in vehicle.wheel_positions]),
         bz=col([-cz] * vehicle.num_wheels), d=col(d), e=col(e),
         px=col([x - cx for x in xs]), py=col([y - cy for y in ys]), pz=col([z - cz for z in zs]),
-        roof=torch.tensor([[bool(b)] for b in roof], device=device),
-        fit=tuple(tuple(torch.tensor(fit[:, a, b], **kw) for b in range(3)) for a in range(3)),
-        inertia=tuple(tuple(float(v) for v in row) for row in J),
-        inv_inertia=tuple(tuple(float(v) for v in row) for row in Ji))
+        roof=torch.tensor([[bool(b)] for b in roof], device=device), inertia=J, inv_inertia=Ji)
 
 
 def _mat(J, v):
@@ -222,10 +208,13 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         H = tuple(c[i] + off[i] for i in range(3))
         fk = tuple(torch.broadcast_to(f[i], H[0].shape) for i in range(3))
         Q = tuple(H[i].unsqueeze(1) + d * fk[i].unsqueeze(1) - e * zb[i] for i in range(3))
-        ground = maps.height(Q[0], Q[1], map_index)
+        ground, gx, gy = maps.height_slope(Q[0], Q[1], map_index)
         zbz = zb[2]
         upright = zbz > 0.1
-        cand = (ground - Q[2]) / zbz.clamp_min(0.1)
+        # the distance along z_b from the rim point to the ground's tangent plane under it:
+        # the vertical gap times nu_z / (z_b . nu), nu the ground's normal
+        toward = zbz - zb[0] * gx - zb[1] * gy
+        cand = (ground - Q[2]) / toward.clamp_min(0.3 * zbz.clamp_min(0.1))
         cand = torch.where(torch.isnan(cand), torch.full_like(cand, -1e9), cand)
         s_w, d_s, e_s = _support(cand, layout, r)
         touch = (s_w > 0) & upright
@@ -352,35 +341,34 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
 
 
 def _support(cand, layout: Layout, r: float):
-    """The wheel's support from its rim samples ``cand`` ``(K, M, N)`` (the compression each
-    sample asks for): ``(s, d, e)`` ``(K, N)``, the compression and the contact's offset ``d``
-    along the wheel's forward direction with ``e = sqrt(r^2 - d^2)``.
+    """The wheel's support from its rim samples: ``(s, d, e)`` ``(K, N)``, the compression and
+    the contact's offset ``d`` along the wheel's forward direction, ``e = sqrt(r^2 - d^2)``.
 
-    The highest sample, refined: through it and its two neighbours the exact form of a plane's
-    support, ``s(d) = a + b d + c sqrt(r^2 - d^2)``, is fitted, and its peak ``d = b r /
-    sqrt(b^2 + c^2)``, ``s = a + r sqrt(b^2 + c^2)`` taken where it lies between the
-    neighbours (on a plane this is the exact tangent point, so the contact normal is the
-    plane's; at an edge, a kink, the highest sample is kept where the fit's peak falls outside
-    its neighbours)."""
-    M = cand.shape[1]
-    s_i, i_star = cand.max(1)  # (K, N)
-    d_all, e_all = layout.d.squeeze(1), layout.e.squeeze(1)
-    d_i, e_i = d_all[i_star], e_all[i_star]
-    if M < 3:
-        return s_i, d_i, e_i
-    ic = i_star.clamp(1, M - 2)
-    trio = [cand.gather(1, (ic + o).unsqueeze(1)).squeeze(1) for o in (-1, 0, 1)]
-    a, b, c = ((layout.fit[row][0][ic] * trio[0] + layout.fit[row][1][ic] * trio[1]
-                + layout.fit[row][2][ic] * trio[2]) for row in range(3))
-    amp = torch.sqrt(b * b + c * c)
-    d_f = b * r / amp.clamp_min(1e-30)
-    ok = (c > 0) & (d_f >= d_all[ic - 1]) & (d_f <= d_all[ic + 1]) \
-        & (trio[0] > -1e8) & (trio[2] > -1e8)
-    s_f = a + r * amp
-    ok = ok & (s_f >= s_i)
-    d_s = torch.where(ok, d_f, d_i)
+    ``cand`` ``(K, M, N)``: the compression each rim sample asks for. In the wheel's plane the
+    terrain under sample i is the point ``(d_i, u_i = cand_i - e_i)`` (``u`` along z_b from the
+    free hub), and the profile between two samples the segment joining them. The disc rests on
+    the highest support of any point or segment: a point asks ``s = cand_i`` (its normal is the
+    disc's radius there); a segment of slope ``k`` asks ``s = u_i - k d_i + r sqrt(1 + k^2)``
+    where its tangent point ``d = r k / sqrt(1 + k^2)`` lies on it (its normal is the
+    segment's). On a plane this is the exact tangent point; at an edge the corner sample
+    carries the wheel, a sample spacing from the true corner at most."""
+    d, e = layout.d, layout.e  # (M, 1)
+    u = cand - e
+    d0, d1 = d[:-1], d[1:]
+    k = (u[:, 1:] - u[:, :-1]) / (d1 - d0)
+    root = torch.sqrt(1.0 + k * k)
+    d_t = r * k / root
+    s_seg = u[:, :-1] - k * d0 + r * root
+    ok = (d_t >= d0) & (d_t <= d1) & (cand[:, :-1] > -1e8) & (cand[:, 1:] > -1e8)
+    s_seg = torch.where(ok, s_seg, torch.full_like(s_seg, -1e9))
+    s_pt, i_pt = cand.max(1)
+    s_sg, i_sg = s_seg.max(1)
+    seg = s_sg > s_pt
+    d_pt = d.squeeze(1)[i_pt]
+    d_sg = d_t.gather(1, i_sg.unsqueeze(1)).squeeze(1)
+    d_s = torch.where(seg, d_sg, d_pt)
     e_s = torch.sqrt((r * r - d_s * d_s).clamp_min(0.0))
-    return torch.where(ok, s_f, s_i), d_s, e_s
+    return torch.where(seg, s_sg, s_pt), d_s, e_s
 
 
 @dataclass

@@ -12,7 +12,8 @@ from dataclasses import dataclass, fields
 from .constants import GRAVITY
 from .vehicle import Vehicle
 
-__all__ = ["RigidBodyParams", "Suspension", "suspension", "stable_substep", "chassis_points"]
+__all__ = ["RigidBodyParams", "Suspension", "suspension", "stable_substep", "chassis_points",
+           "inertia_tensor"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -65,7 +66,7 @@ class RigidBodyParams:
     c_rr: float = 0.02
     slip_eps: float = 1e-6
     v_eps: float = 0.01
-    max_substep: float = 0.0025
+    max_substep: float = 0.01
     clearance: float | None = None
     body_height: float | None = None
     chassis_sink: float = 0.01
@@ -164,3 +165,18 @@ def chassis_points(vehicle: Vehicle, p: RigidBodyParams) -> tuple:
         for y in (yc - half, yc + half):
             pts.append((x, y, z_roof, True))
     return tuple(tuple(q[i] for q in pts) for i in range(4))
+
+
+def inertia_tensor(vehicle: Vehicle, p: RigidBodyParams) -> tuple:
+    """``(J, J^-1)``, 3 x 3 tuples of floats [kg m^2]: ``p.inertia``, or ``diag(inertia_roll,
+    inertia_pitch, m (L^2 + T^2) / 12)`` (the yaw moment of a uniform box over the wheel base
+    and track, as the skid-steer model's) about the centre of mass, body axes."""
+    import numpy as np
+    if p.inertia is not None:
+        J = np.asarray(p.inertia, dtype=float)
+    else:
+        L, T = vehicle.wheel_base, vehicle.track_width
+        J = np.diag([vehicle.inertia_roll, vehicle.inertia_pitch,
+                     vehicle.mass * (L * L + T * T) / 12.0])
+    as_tuple = lambda M: tuple(tuple(float(v) for v in row) for row in M)  # noqa: E731
+    return as_tuple(J), as_tuple(np.linalg.inv(J))

@@ -5,6 +5,7 @@
 from . import unicycle  # noqa: F401, I001
 from . import ackermann  # noqa: F401
 from . import skid_steer  # noqa: F401
+from . import rigid_body  # noqa: F401
 from .base import MODELS, Drive, Field, ModelStep, VehicleModel, model_class, register_model
 from .ground_following import WARM_PASSES, GroundFollowing
 

@@ -100,7 +100,8 @@ class VehicleModel(abc.ABC):
     two normalised action components in [-1, 1] command), ``fields`` (its state fields by name),
     ``Params`` (the type of ``SimConfig.dynamics_params`` it accepts; None: it takes none),
     ``support_from_loads`` (its support polygon is the wheels that carry load, as for a rigid
-    body; False: every wheel not over a hole, as for a body whose wheels all keep the ground).
+    body; False: every wheel not over a hole, as for a body whose wheels all keep the ground),
+    ``judges_tip_over``.
 
     Args:
         cfg: the :class:`~offroad_env.config.SimConfig`.
@@ -113,6 +114,9 @@ class VehicleModel(abc.ABC):
     fields: ClassVar[dict[str, Field]] = {}
     Params: ClassVar[type | None] = None
     support_from_loads: bool = False
+    #: the model decides tip-over itself (:meth:`lost_support`, a physical event); the task's
+    #: static tilt limits and force-angle hold rule then do not end its episodes
+    judges_tip_over: ClassVar[bool] = False
 
     def __init__(self, cfg, vehicle):
         self.cfg = cfg
@@ -123,6 +127,12 @@ class VehicleModel(abc.ABC):
         """The model's parameters: ``cfg.dynamics_params``, or ``Params()`` when unset."""
         p = getattr(self.cfg, "dynamics_params", None)
         return p if p is not None or self.Params is None else self.Params()
+
+    @property
+    def ground_mu(self) -> float:
+        """The ground's friction coefficient the model uses where no per-environment
+        ``friction`` is set (the skid-steer parameters' by default)."""
+        return self.cfg.ground_mu
 
     @abc.abstractmethod
     def advance(self, state, vehicle, params, maps, action: torch.Tensor,

@@ -1,0 +1,214 @@
+"""The physical model: a 6-DOF chassis on suspended wheels that places itself
+(:func:`~offroad_env.physics.rigid_body.rigid_body_step`; parameters
+:class:`~offroad_env.physics.rigid_params.RigidBodyParams` in ``SimConfig.dynamics_params``).
+
+Actions in [-1, 1]:
+
+* ``steering="skid"`` (the Husky, the rovers): ``(left, right)`` wheel-speed targets, scaled by
+  ``max_speed / wheel_radius`` [rad/s], as the skid-steer model's; ``(0, 0)`` sets the holding
+  brake.
+* ``steering="ackermann"`` (the rc_truck, cars): ``(speed, steering angle)``: the driven
+  wheels' speed targets are ``max_speed`` times the first component at the rear axle's centre,
+  each wheel's scaled by its distance from the turning centre (an electronic differential);
+  the front wheels (ahead of the centre of mass) steer to the Ackermann angles of the second
+  component times ``max_steer`` [rad] (a steering servo, set each step). Speed 0 brakes.
+
+Which wheels are driven and how they are coupled come from the vehicle (:mod:`..drive`).
+
+**Tip-over is a physical event** here (:attr:`judges_tip_over`): the body has rolled or pitched
+past recovery, or lies on its roof or side. Past recovery: the centre of mass has passed over
+the outermost wheel contacts, so gravity rolls it on: the force-angle margin at rest over the
+contact points of all K wheels (airborne wheels at their lowest point) is negative. On a roof or
+side: a roof corner of the chassis touches the ground. The static tilt limits of the kinematic
+models do not apply (a vehicle on a bump may pass them for an instant). The force-angle margin
+under the body's acceleration (the ``stability`` observation) is reported from the true contact
+points and forces.
+
+The placement at a reset is the rigid rest of ``rigid_contact``; the body starts there at rest,
+its suspension at the static sag. Per-environment friction (domain randomization) is applied;
+per-environment mass properties are refused (the model uses the preset's).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ..drive import coupling_matrix, driven_mask, side_targets
+from ..ground import place
+from ..ground.contact import assemble
+from ..rigid_body import RigidBodyState, make_layout, rigid_body_step
+from ..rigid_params import RigidBodyParams
+from ..rotations import quat_from_ypr, rotation_entries, ypr_from_entries
+from ..stability import edge_table, force_angle_margin
+from .base import Drive, Field, ModelStep, VehicleModel, register_model
+
+__all__ = ["RigidBody"]
+
+
+@register_model
+class RigidBody(VehicleModel):
+    name = "rigid_body"
+    action_labels = ("left wheel speed / speed", "right wheel speed / steering angle")
+    fields = {"body_pos": Field((3,)), "body_quat": Field((4,)), "body_vel": Field((3,)),
+              "body_rate": Field((3,)), "wheel_omega": Field(("K",), wheel_major=True)}
+    Params = RigidBodyParams
+    support_from_loads = True
+    judges_tip_over = True
+
+    def __init__(self, cfg, vehicle):
+        super().__init__(cfg, vehicle)
+        p = self.params
+        self._cache = {}
+        self._front = [q[0] > vehicle.com[0] for q in vehicle.wheel_positions]
+        if p.steering == "ackermann" and not any(self._front):
+            raise ValueError("steering='ackermann' needs wheels ahead of the centre of mass")
+
+    @property
+    def ground_mu(self) -> float:
+        return self.params.mu
+
+    def _constants(self, like, maps):
+        """The layout, coupling, driven mask and edge table in ``like``'s dtype and device."""
+        key = (like.dtype, like.device, maps.resolution)
+        if key not in self._cache:
+            p, v = self.params, self.vehicle
+            spacing = p.contact_spacing or min(maps.resolution)
+            self._cache[key] = (make_layout(v, p, spacing, like.dtype, like.device),
+                                coupling_matrix(v, like.dtype, like.device),
+                                driven_mask(v, like.device), edge_table(v, like.device))
+        return self._cache[key]
+
+    def _commands(self, a, like):
+        """``(targets (K, N) [rad/s], steering (K, N) [rad] or None)`` of actions ``a``."""
+        cfg, v, p = self.cfg, self.vehicle, self.params
+        r = max(v.wheel_radius, 1e-3)
+        if p.steering == "skid":
+            return (side_targets(v, a[:, 0], a[:, 1]) * (cfg.max_speed / r)).T, None
+        speed = a[:, 0] * cfg.max_speed
+        tan_d = torch.tan(a[:, 1] * p.max_steer)
+        L = v.wheel_base
+        targets, steer = [], []
+        for (x, y), front in zip(v.wheel_positions, self._front):
+            # the turning centre lies on the rear axle at y = L / tan(delta): a wheel's speed is
+            # its distance from it over the rear axle centre's (x, y: the wheel in the rear-axle
+            # frame); a front wheel steers to point square to that radius
+            ratio = torch.sqrt((x * tan_d / L) ** 2 + (1.0 - y * tan_d / L) ** 2)
+            targets.append(speed * ratio / r)
+            steer.append(torch.atan2(x * tan_d, L - y * tan_d) if front
+                         else torch.zeros_like(speed))
+        return torch.stack(targets), torch.stack(steer)
+
+    def _check_vehicle(self, vehicle):
+        if vehicle is self.vehicle or getattr(self, "_checked", None) is vehicle:
+            return
+        base = self.vehicle
+        same = (torch.all(vehicle.mass == base.mass)
+                and all(torch.all(c == b) for c, b in zip(vehicle.com, base.com))
+                and torch.all(vehicle.wheel_radius == base.wheel_radius))
+        if not bool(same):
+            raise ValueError("the rigid_body model takes per-environment friction, but not "
+                             "per-environment mass, centre of mass or wheel radius (it uses "
+                             f"the preset's: mass {base.mass} kg, com {base.com} m)")
+        self._checked = vehicle
+
+    def advance(self, state, vehicle, params, maps, action, want_loads) -> ModelStep:
+        cfg, p, v = self.cfg, self.params, self.vehicle
+        self._check_vehicle(vehicle)
+        layout, coupling, driven, _ = self._constants(state.x, maps)
+        self._start_fresh(state)
+        s0 = RigidBodyState(state.body_pos, state.body_quat, state.body_vel, state.body_rate,
+                            state.wheel_omega)
+        targets, steer = self._commands(action, state.x)
+        s, info = rigid_body_step(
+            v, p, s0, maps, state.map_index, targets, cfg.dt, steer=steer,
+            mu=None if params is None else params["friction"], gravity=cfg.gravity,
+            max_torque=v.wheel_torque, driven=driven, coupling=coupling, layout=layout)
+        state.body_pos, state.body_quat, state.body_vel, state.body_rate = \
+            s.pos, s.quat, s.vel, s.ang_vel
+        state.wheel_omega = s.wheel_omega
+        gc, R = self._contact(state, maps, info)
+        # the step's mean acceleration of the centre of mass, in the body frame at its end
+        acc_w = (s.vel - s0.vel) / cfg.dt
+        accel_b = (R.transpose(1, 2) @ acc_w.unsqueeze(2)).squeeze(2)
+        drive = Drive(info["kappa"].T, info["torque"].T, s.wheel_omega)
+        return ModelStep(gc, drive, self.body_velocity(state), accel_b)
+
+    def _start_fresh(self, state):
+        """Rows whose body was just reset (a zero quaternion) start at rest at their
+        placement: the rear-axle pose of ``state.contact`` with the suspension at its sag."""
+        fresh = (state.body_quat == 0).all(1)
+        gc = state.contact
+        q = quat_from_ypr(gc.yaw, gc.pitch, gc.roll).to(state.x.dtype)
+        com = torch.tensor(self.vehicle.com, dtype=state.x.dtype, device=state.x.device)
+        pos = gc.position + (gc.rotation @ com.reshape(1, 3, 1)).squeeze(2)
+        f = fresh.unsqueeze(1)
+        state.body_pos = torch.where(f, pos, state.body_pos)
+        state.body_quat = torch.where(f, q, state.body_quat)
+        state.body_vel = torch.where(f, torch.zeros_like(pos), state.body_vel)
+        state.body_rate = torch.where(f, torch.zeros_like(pos), state.body_rate)
+        state.wheel_omega = torch.where(f, torch.zeros_like(state.wheel_omega),
+                                        state.wheel_omega)
+
+    def _contact(self, state, maps, info):
+        """The step's placement (a ``GroundContact`` with loads) and the rotation ``(N, 3, 3)``;
+        writes the rear-axle pose ``x, y, yaw`` (yaw continued without wrapping)."""
+        cfg, v = self.cfg, self.vehicle
+        _, _, _, table = self._constants(state.x, maps)
+        Re = rotation_entries(*state.body_quat.unbind(1))
+        yaw, pitch, roll = ypr_from_entries(Re)
+        yaw = state.yaw + torch.remainder(yaw - state.yaw + math.pi, 2 * math.pi) - math.pi
+        cx, cy, cz = v.com
+        t = tuple(state.body_pos[:, i] - (Re[i][0] * cx + Re[i][1] * cy + Re[i][2] * cz)
+                  for i in range(3))
+        state.x, state.y, state.yaw = t[0], t[1], yaw
+        hub, cp = info["hub"], info["contact_point"]
+        n = info["normal_force"]
+        # vertical support of each wheel: the ground force's z component
+        up = torch.where(info["contact"], n * ((hub[2] - cp[2]) / v.wheel_radius),
+                         torch.zeros_like(n)).clamp_min(0.0)
+        gap = torch.where(info["contact"], torch.zeros_like(n),
+                          hub[2] - v.wheel_radius - maps.height(hub[0], hub[1],
+                                                                state.map_index))
+        ground_h = torch.where(info["contact"], cp[2], hub[2] - v.wheel_radius - gap)
+        off_map = ~maps.in_bounds(hub[0], hub[1])
+        # past recovery: the static force-angle margin over every wheel's lowest point
+        low = torch.stack((cp[0], cp[1], torch.where(info["contact"], cp[2],
+                                                     hub[2] - v.wheel_radius)), -1)
+        com_w = state.body_pos
+        zero = torch.zeros_like(com_w)
+        everyone = torch.ones_like(n, dtype=torch.bool).T
+        static = force_angle_margin(low.transpose(0, 1), everyone, com_w, zero, cfg.gravity,
+                                    table)
+        stable = (static >= 0) & ~info["roof_contact"]
+        ypr = torch.stack((yaw, pitch, roll), 1)
+        done = torch.ones_like(yaw, dtype=torch.bool)
+        offs = tuple(hub[i] - t[i] for i in range(3))
+        gc = assemble(v, ypr, Re, torch.stack(t, 1), None, ground_h, info["wheel_hole"],
+                      off_map, cfg.d_eps, cfg.gravity, done, torch.ones_like(
+                          yaw, dtype=torch.int32), gap=gap, forces=up, stable=stable,
+                      offs=offs)
+        return gc, gc.rotation
+
+    def place(self, state, vehicle, maps, idx):
+        self._constants(state.x, maps)  # built here, eagerly, before a compiled step needs them
+        rows = (lambda u: u) if idx is None else (lambda u: u[idx])
+        return place("rigid_contact", self.vehicle, maps, rows(state.x), rows(state.y),
+                     rows(state.yaw), rows(state.map_index), d_eps=self.cfg.d_eps,
+                     gravity=self.cfg.gravity, loads=False).with_loads()
+
+    def lost_support(self, contact):
+        return ~contact.stable
+
+    def unrestful(self, contact):
+        return ~contact.converged | ~contact.stable
+
+    def body_velocity(self, state):
+        """Forward and left speed of the centre of mass [m/s] and the body's yaw rate [rad/s]
+        (body frame)."""
+        R = rotation_entries(*state.body_quat.unbind(1))
+        v = state.body_vel.unbind(1)
+        vx = R[0][0] * v[0] + R[1][0] * v[1] + R[2][0] * v[2]
+        vy = R[0][1] * v[0] + R[1][1] * v[1] + R[2][1] * v[2]
+        return torch.stack((vx, vy, state.body_rate[:, 2]), 1)
