@@ -60,7 +60,8 @@ import torch
 
 from .constants import GRAVITY
 from .drive import braked_body_forces, speed_servo, wheel_spin_rate
-from .rigid_params import RigidBodyParams, chassis_points, inertia_tensor, suspension
+from .rigid_params import (RigidBodyParams, chassis_points, check_stable, inertia_tensor,
+                           suspension)
 from .rotations import quat_step, rotation_entries
 from .slip import friction_ellipse, rolling_resistance, slip_angle, slip_ratio
 from .vehicle import Vehicle
@@ -113,11 +114,17 @@ class Layout:
     py: torch.Tensor
     pz: torch.Tensor
     roof: torch.Tensor  #: (P, 1) bool
+    k: torch.Tensor   #: (K, 1) suspension stiffness [N/m] (and below: damping [N s/m], static
+    c: torch.Tensor   #: sag and bump-stop compression [m], bump-stop stiffness [N/m])
+    s0: torch.Tensor
+    s_max: torch.Tensor
+    k_b: torch.Tensor
     inertia: tuple    #: 3 x 3 floats [kg m^2]
     inv_inertia: tuple
 
 
-def make_layout(vehicle: Vehicle, p: RigidBodyParams, spacing: float, dtype, device) -> Layout:
+def make_layout(vehicle: Vehicle, p: RigidBodyParams, spacing: float, dtype, device,
+                gravity: float = GRAVITY) -> Layout:
     """The :class:`Layout` of ``vehicle`` under ``p`` with rim samples ``spacing`` [m] apart
     (python floats in, tensors out: no numpy, so that a compiled step may build it)."""
     kw = dict(dtype=dtype, device=device)
@@ -129,8 +136,11 @@ def make_layout(vehicle: Vehicle, p: RigidBodyParams, spacing: float, dtype, dev
     d = [reach * (i - half) / half for i in range(2 * half + 1)]
     e = [math.sqrt(max(r * r - u * u, 0.0)) for u in d]
     xs, ys, zs, roof = chassis_points(vehicle, p)
+    check_stable(vehicle, p, gravity)
     J, Ji = inertia_tensor(vehicle, p)
-    return Layout(
+    sus = suspension(vehicle, p, gravity)
+    return Layout(k=col(sus.k), c=col(sus.c), s0=col(sus.s0), s_max=col(sus.s_max),
+                  k_b=col(sus.k_b),
         bx=col([q[0] - cx for q in vehicle.wheel_positions]),
         by=col([q[1] - cy for q in vehicle.wheel_positions]),
         bz=col([-cz] * vehicle.num_wheels), d=col(d), e=col(e),
@@ -171,8 +181,8 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
     dtype, dev = s.pos.dtype, s.pos.device
     if layout is None:
         spacing = p.contact_spacing or min(maps.resolution)
-        layout = make_layout(vehicle, p, spacing, dtype, dev)
-    sus = suspension(vehicle, p, gravity)
+        layout = make_layout(vehicle, p, spacing, dtype, dev, gravity)
+    sus = layout
     K, m, r = vehicle.num_wheels, vehicle.mass, vehicle.wheel_radius
     mu = p.mu if mu is None else mu
     t_max = p.max_torque if max_torque is None else max_torque

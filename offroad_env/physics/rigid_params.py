@@ -12,8 +12,8 @@ from dataclasses import dataclass, fields
 from .constants import GRAVITY
 from .vehicle import Vehicle
 
-__all__ = ["RigidBodyParams", "Suspension", "suspension", "stable_substep", "chassis_points",
-           "inertia_tensor"]
+__all__ = ["RigidBodyParams", "Suspension", "suspension", "static_loads", "stable_substep",
+           "chassis_points", "inertia_tensor", "check_stable"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -22,11 +22,12 @@ class RigidBodyParams:
     them (each default's source in its line).
 
     Attributes:
-        sag: static sag of the suspension under the vehicle's weight [m] > 0 (default 3 cm,
-            "a few cm"); gives the stiffness ``k = m g / (K sag)`` where ``stiffness`` is None.
+        sag: static sag of the suspension under the vehicle's weight [m] > 0, or None: 0.18
+            wheel radii (3.0 cm for the Husky, "a few cm"; 1.0 cm for the rc_truck); gives
+            each wheel's stiffness from its static load where ``stiffness`` is None.
         stiffness: suspension stiffness per wheel [N/m] > 0, or None (from ``sag``).
-        damping_ratio: the heave mode's damping ratio (default 0.8, near critical); gives
-            ``c = 2 zeta sqrt(k m / K)`` where ``damping`` is None.
+        damping_ratio: each corner's damping ratio (default 0.8, near critical); gives
+            ``c = 2 zeta sqrt(k f / g)`` (f the wheel's static load) where ``damping`` is None.
         damping: suspension damping per wheel [N s/m] >= 0, or None.
         travel: compression beyond the static sag before the bump stop [m] > 0 (default
             2 sag).
@@ -49,7 +50,7 @@ class RigidBodyParams:
         contact_spacing: spacing of the rim samples [m]; None: the map's finer spacing.
     """
 
-    sag: float = 0.03
+    sag: float | None = None
     stiffness: float | None = None
     damping_ratio: float = 0.8
     damping: float | None = None
@@ -74,10 +75,10 @@ class RigidBodyParams:
     contact_spacing: float | None = None
 
     def __post_init__(self):
-        positive = ("sag", "bump_ratio", "max_steer", "wheel_inertia", "max_torque", "c_kappa",
+        positive = ("bump_ratio", "max_steer", "wheel_inertia", "max_torque", "c_kappa",
                     "c_alpha", "slip_eps", "v_eps", "max_substep", "chassis_sink")
         nonneg = ("damping_ratio", "wheel_damping", "mu", "c_rr")
-        optional_pos = ("stiffness", "travel", "clearance", "body_height", "contact_spacing")
+        optional_pos = ("sag", "stiffness", "travel", "clearance", "body_height", "contact_spacing")
         for f in fields(self):
             v = getattr(self, f.name)
             ok_num = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
@@ -107,40 +108,64 @@ class RigidBodyParams:
 
 @dataclass(frozen=True)
 class Suspension:
-    """Per-wheel suspension figures: stiffness ``k`` [N/m], damping ``c`` [N s/m], static sag
-    ``s0`` and bump-stop compression ``s_max`` [m], bump-stop stiffness ``k_b`` [N/m]."""
+    """Per-wheel suspension figures, K-tuples in wheel order: the static load ``load`` [N],
+    stiffness ``k`` [N/m], damping ``c`` [N s/m], static sag ``s0`` and bump-stop compression
+    ``s_max`` [m], bump-stop stiffness ``k_b`` [N/m]."""
 
-    k: float
-    c: float
-    s0: float
-    s_max: float
-    k_b: float
+    load: tuple
+    k: tuple
+    c: tuple
+    s0: tuple
+    s_max: tuple
+    k_b: tuple
+
+
+def static_loads(vehicle: Vehicle, gravity: float = GRAVITY) -> tuple:
+    """The wheels' loads [N] at rest on flat ground: the least-norm forces that hold the weight
+    and its moments, ``f = A^T (A A^T)^-1 (m g, 0, 0)`` with A's rows ``1``, ``x_j - c_x``,
+    ``y_j - c_y`` (the lever rule for a rectangle; equal shares under a centred mass)."""
+    import numpy as np
+    cx, cy, _ = vehicle.com
+    A = np.array([[1.0] * vehicle.num_wheels, [q[0] - cx for q in vehicle.wheel_positions],
+                  [q[1] - cy for q in vehicle.wheel_positions]])
+    f = A.T @ np.linalg.solve(A @ A.T, np.array([vehicle.mass * gravity, 0.0, 0.0]))
+    if f.min() <= 0:
+        raise ValueError(f"the centre of mass {vehicle.com} lies outside the wheels' support: "
+                         f"static loads {f.round(1).tolist()} N")
+    return tuple(float(v) for v in f)
 
 
 def suspension(vehicle: Vehicle, p: RigidBodyParams, gravity: float = GRAVITY) -> Suspension:
-    """The suspension of ``vehicle`` under ``p``: ``k = m g / (K s0)`` unless given; ``c = 2
-    zeta sqrt(k m / K)`` unless given; the static sag ``s0 = m g / (K k)``."""
-    K, m = vehicle.num_wheels, vehicle.mass
-    k = p.stiffness if p.stiffness is not None else m * gravity / (K * p.sag)
-    c = p.damping if p.damping is not None else 2.0 * p.damping_ratio * math.sqrt(k * m / K)
-    s0 = m * gravity / (K * k)
-    travel = p.travel if p.travel is not None else 2.0 * s0
-    return Suspension(k=k, c=c, s0=s0, s_max=s0 + travel, k_b=p.bump_ratio * k)
+    """The suspension of ``vehicle`` under ``p``. Each wheel's static load ``f_j``
+    (:func:`static_loads`); stiffness ``k_j = f_j / sag`` (every wheel sags alike, so the body
+    rests level with its hubs at the preset's hub height) unless ``p.stiffness`` is given;
+    damping ``c_j = 2 zeta sqrt(k_j f_j / g)`` (the wheel's corner mass) unless given; sag
+    ``s0_j = f_j / k_j``; the bump stop ``travel`` (default ``2 s0_j``) beyond it."""
+    loads = static_loads(vehicle, gravity)
+    sag = p.sag if p.sag is not None else 0.18 * vehicle.wheel_radius
+    k = tuple(p.stiffness if p.stiffness is not None else f / sag for f in loads)
+    c = tuple(p.damping if p.damping is not None
+              else 2.0 * p.damping_ratio * math.sqrt(kj * f / gravity) for kj, f in zip(k, loads))
+    s0 = tuple(f / kj for f, kj in zip(loads, k))
+    s_max = tuple(s + (p.travel if p.travel is not None else 2.0 * s) for s in s0)
+    return Suspension(load=loads, k=k, c=c, s0=s0, s_max=s_max,
+                      k_b=tuple(p.bump_ratio * kj for kj in k))
 
 
 def stable_substep(vehicle: Vehicle, p: RigidBodyParams, gravity: float = GRAVITY) -> float:
     """The longest stable substep [s] of the stiffest contact mode: semi-implicit Euler on a
     damped oscillator ``x'' = -w^2 x - 2 zeta w x'`` is stable for ``w h < 2 (sqrt(1 + zeta^2)
-    - zeta)`` (``zeta`` < 1 here). The stiffest modes: a wheel on its bump stop, ``w^2 = K (k +
-    k_b) / m`` with the suspension's damping, and the chassis on four points,
-    ``w^2 = g / chassis_sink`` with damping ratio 0.5."""
+    - zeta)``. The stiffest modes: a wheel's corner on its bump stop, ``w^2 = (k + k_b) g /
+    f`` with the suspension's damping, and the chassis on four points, ``w^2 = g /
+    chassis_sink`` with damping ratio 0.5."""
     sus = suspension(vehicle, p, gravity)
-    K, m = vehicle.num_wheels, vehicle.mass
-    w_bump = math.sqrt(K * (sus.k + sus.k_b) / m)
-    zeta_b = min(sus.c * K / (2.0 * math.sqrt((sus.k + sus.k_b) * K * m)) , 0.99)
-    w_chassis = math.sqrt(gravity / p.chassis_sink)
     bound = lambda w, z: 2.0 * (math.sqrt(1.0 + z * z) - z) / w  # noqa: E731
-    return min(bound(w_bump, zeta_b), bound(w_chassis, 0.5))
+    out = bound(math.sqrt(gravity / p.chassis_sink), 0.5)
+    for f, k, kb, c in zip(sus.load, sus.k, sus.k_b, sus.c):
+        mass = f / gravity
+        w = math.sqrt((k + kb) / mass)
+        out = min(out, bound(w, min(c / (2.0 * math.sqrt((k + kb) * mass)), 0.99)))
+    return out
 
 
 def chassis_points(vehicle: Vehicle, p: RigidBodyParams) -> tuple:
@@ -180,3 +205,13 @@ def inertia_tensor(vehicle: Vehicle, p: RigidBodyParams) -> tuple:
                      vehicle.mass * (L * L + T * T) / 12.0])
     as_tuple = lambda M: tuple(tuple(float(v) for v in row) for row in M)  # noqa: E731
     return as_tuple(J), as_tuple(np.linalg.inv(J))
+
+
+def check_stable(vehicle: Vehicle, p: RigidBodyParams, gravity: float = GRAVITY) -> None:
+    """Refuse a parameter set whose substep (``max_substep``) is past the stable range of the
+    stiffest contact mode (:func:`stable_substep`): ValueError naming both."""
+    limit = stable_substep(vehicle, p, gravity)
+    if p.max_substep > limit:
+        raise ValueError(f"max_substep {p.max_substep:g} s is unstable for {vehicle.name} with "
+                         f"these suspension and chassis figures: the stable range is "
+                         f"max_substep <= {limit:.4g} s (or soften the bump stop / chassis)")

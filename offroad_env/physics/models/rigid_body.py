@@ -75,7 +75,8 @@ class RigidBody(VehicleModel):
         if key not in self._cache:
             p, v = self.params, self.vehicle
             spacing = p.contact_spacing or min(maps.resolution)
-            self._cache[key] = (make_layout(v, p, spacing, like.dtype, like.device),
+            self._cache[key] = (make_layout(v, p, spacing, like.dtype, like.device,
+                                            self.cfg.gravity),
                                 coupling_matrix(v, like.dtype, like.device),
                                 driven_mask(v, like.device), edge_table(v, like.device))
         return self._cache[key]
