@@ -312,9 +312,10 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         # the chassis points
         offp = _rot(R, (layout.px, layout.py, layout.pz))
         W = tuple(c[i] + offp[i] for i in range(3))
-        gP = maps.height(W[0], W[1], map_index)
-        nP = maps.normal(W[0], W[1], map_index).unbind(-1)
-        pen = (gP - W[2]) * nP[2]
+        gP, sx, sy = maps.height_slope(W[0], W[1], map_index)
+        inv = torch.rsqrt(1.0 + sx * sx + sy * sy)
+        nP = (-sx * inv, -sy * inv, inv)  # the ground's unit normal
+        pen = (gP - W[2]) * inv
         hit = pen > 0  # NaN (a hole) is no contact
         wxp = _cross(w_w, offp)
         vP = tuple(v[i] + wxp[i] for i in range(3))

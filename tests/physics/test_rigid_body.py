@@ -208,3 +208,101 @@ def test_a_braked_vehicle_tips_on_a_side_slope_at_the_compliant_closed_form(name
     assert want < rigid and rigid - want < 3.0
     got = tilt_until_tip(v, want - 4.0, want + 3.0)
     assert got is not None and abs(got - want) <= 1.0, (got, want, rigid)
+
+
+# ---------------------------------------------------------------------------- drop and rest
+@pytest.mark.parametrize("slopes", [(0.0, 0.0), (10.0, 5.0)])
+def test_a_drop_from_0_3_m_settles_to_the_rigid_contact_rest(slopes):
+    """mu = 2 (no sliding on the plane). The hubs sit at the preset's hub height at the sag,
+    so on flat ground the rest is rigid_contact's itself. On a slope the springs add the load
+    transfer's tilt: the weight's component along the body x, ``m g sin(pitch)``, acts at
+    ``h = r + com_z`` above the contacts, so the rear axle carries ``2 m g sin(pitch) h / L``
+    more than the front, each rear wheel is compressed ``m g sin(pitch) h / (L k)`` more than
+    a front one, and the body pitches ``atan(that / L)`` further (0.9 deg on 10.8 deg for the
+    Husky); likewise in roll over the track with ``m g cos(pitch) sin(roll)``. Within 0.5 deg
+    of the rigid rest plus that, and 5 mm."""
+    from offroad_env.physics.ground import place
+    bx, by = slopes
+    cfg = plane(beta_x_deg=bx, beta_y_deg=by, size=(8.0, 8.0))
+    maps = terrain.make_heightmap(cfg, dtype=F64)
+    x0, y0, yaw = 0.3, -0.2, 0.0
+    ref = place("rigid_contact", HUSKY, maps, torch.tensor([x0], dtype=F64),
+                torch.tensor([y0], dtype=F64), torch.tensor([yaw], dtype=F64))
+    z_ref = float(ref.position[0, 2])
+    rig = Rig(cfg, RigidBodyParams(mu=2.0),
+              state=start(x=x0, y=y0, z=z_ref + 0.3, yaw=yaw, pitch=float(ref.pitch[0]),
+                          roll=float(ref.roll[0])))
+    rig.run(3.0, brake())
+    R = rotation_entries(*rig.s.quat.unbind(1))
+    cx, cy, cz = HUSKY.com
+    t = [float(rig.s.pos[0, i] - (R[i][0][0] * cx + R[i][1][0] * cy + R[i][2][0] * cz))
+         for i in range(3)]
+    pitch = math.degrees(math.asin(-float(R[2][0][0])))
+    roll = math.degrees(math.atan2(float(R[2][1][0]), float(R[2][2][0])))
+    p0, r0 = float(ref.pitch[0]), float(ref.roll[0])
+    k = suspension(HUSKY, RigidBodyParams()).k[0]
+    h, L, T = HUSKY.wheel_radius + HUSKY.com[2], HUSKY.wheel_base, HUSKY.track_width
+    d_pitch = math.atan(HUSKY.mass * G * math.sin(p0) * h / (L * k) / L)
+    d_roll = math.atan(HUSKY.mass * G * math.cos(p0) * math.sin(r0) * h / (T * k) / T)
+    assert pitch == pytest.approx(math.degrees(p0 + d_pitch), abs=0.5)
+    assert roll == pytest.approx(math.degrees(r0 + d_roll), abs=0.5)
+    if slopes != (0.0, 0.0):
+        assert abs(math.degrees(d_pitch)) > 0.5  # the compliance shows beyond the tolerance
+    # the body lands where it fell (mu = 2), on the rest's height there
+    z_there = float(place("rigid_contact", HUSKY, maps, torch.tensor([t[0]], dtype=F64),
+                          torch.tensor([t[1]], dtype=F64),
+                          torch.tensor([yaw], dtype=F64)).position[0, 2])
+    assert t[2] == pytest.approx(z_there, abs=0.005)
+    assert math.hypot(t[0] - x0, t[1] - y0) < 0.05
+
+
+# ---------------------------------------------------------------------------- in the env
+def _env(n=2, **kw):
+    from offroad_env import OffroadVectorEnv
+    kw.setdefault("terrain", terrain.FlatConfig(size=(20.0, 20.0), resolution=(0.1, 0.1)))
+    kw.setdefault("num_maps", 1)
+    return OffroadVectorEnv(num_envs=n, dynamics="rigid_body", max_episode_steps=200, **kw)
+
+
+def test_in_the_env_at_rest_the_loads_sum_to_mg_and_the_imu_reads_g():
+    env = _env(obs_terms=("imu",), dtype=torch.float64)
+    env.reset(seed=3)
+    for _ in range(10):
+        obs, *_ = env.step(torch.zeros(2, 2, dtype=torch.float64))
+    sim = env.sim
+    loads = sim.state.contact.normal_force.sum(1)
+    assert loads.tolist() == pytest.approx([HUSKY.mass * G] * 2, rel=1e-6)
+    assert obs[:, :3].flatten().tolist() == pytest.approx([0.0, 0.0, G] * 2, abs=1e-6)
+    assert obs[:, 3:6].abs().max() < 1e-6  # the gyro
+    # the placement: level at hub height
+    assert sim.state.contact.position[:, 2].tolist() == pytest.approx(
+        [HUSKY.wheel_radius] * 2, abs=1e-6)
+
+
+def test_in_the_env_it_is_deterministic_and_drives():
+    a = torch.tensor([[1.0, 1.0], [1.0, 0.2]])
+    runs = []
+    for _ in range(2):
+        env = _env(terrain=terrain.PerlinConfig(size=(30.0, 30.0), resolution=(0.1, 0.1),
+                                                amplitude=0.3, frequency=0.1))
+        o, _ = env.reset(seed=11)
+        obs = [o]
+        for _ in range(20):
+            obs.append(env.step(a)[0])
+        runs.append(torch.stack(obs))
+    assert torch.equal(runs[0], runs[1])
+    v = env.sim.model.body_velocity(env.sim.state)
+    assert float(v[0, 0]) > 0.7  # a full-speed command: about max_speed forward
+    assert float(v[1, 2]) < -0.1  # left faster than right: turning right
+
+
+def test_the_single_env_is_check_env_clean_with_the_physical_model():
+    pytest.importorskip("stable_baselines3")
+    import warnings
+    from stable_baselines3.common.env_checker import check_env as sb3_check
+    from offroad_env import OffroadEnv
+    env = OffroadEnv(dynamics="rigid_body", num_maps=1, max_episode_steps=50,
+                     terrain=terrain.FlatConfig(size=(20.0, 20.0), resolution=(0.2, 0.2)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sb3_check(env, warn=True)
