@@ -31,10 +31,11 @@ suspension's: ``N (n . z_b) + F_x (t . z_b) = F_s`` (``l . z_b = 0``), so ``N = 
 r) / sqrt(1 - d^2 / r^2)``; where friction binds, ``|F| = mu N`` and N follows in closed form.
 Tangential forces are those of the slip seed (:mod:`.slip`): the slip ratio and angle of the
 contact's velocity against the rim speed ``omega r``, linear laws ``C_kappa kappa`` and ``-C_alpha
-alpha`` capped by the force that stops the slip within the substep (the wheel's inertia and its
-share ``m / K`` of the body), on the friction circle ``mu N``, plus rolling resistance ``-c_rr N``.
+alpha`` capped by the force that stops the slip within the substep (the wheel's inertia and the
+contact's share of the body's effective mass), on the friction circle ``mu N``, plus rolling resistance ``-c_rr N``.
 The hub carries ``G`` into the chassis; the chassis also takes the reaction ``-T l`` of the
-torque T its motor (or brake) applies to the wheel: ``I_w omega' = T - r F_x - b_w omega``.
+torque its motor (or brake) and bearing apply to the wheel, ``T - b_w omega``, where ``I_w omega' = T - r F_x -
+b_w omega``.
 
 **Drive and brake** (:mod:`.drive`): the stiff speed servo within the drive's torque limit, the
 driven wheels and their coupling. Where every target of an environment is 0 the holding brake is
@@ -187,7 +188,6 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
     mu = p.mu if mu is None else mu
     t_max = p.max_torque if max_torque is None else max_torque
     J, Ji = layout.inertia, layout.inv_inertia
-    m_share = m / K
     k_c = m * gravity / (4.0 * p.chassis_sink)
     c_c = math.sqrt(k_c * m / 4.0)  # damping ratio 0.5 on four points
     brake = (targets == 0).all(0)
@@ -247,6 +247,11 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         a_o = (a_o[0], a_o[1], a_o[2] - gravity)
         v_t = _dot(vC, t) + h * _dot(a_o, t)
         v_l = _dot(vC, l_) + h * _dot(a_o, l_)
+        # each contact's share of the body's effective mass along t and l, 1 / (K (1/m +
+        # (rho x u) . J^-1 (rho x u))): K contacts stopping a slip at once (Jacobi) then never
+        # overshoot, in translation or in yaw (a light body turns faster than it slides)
+        m_t, m_l = (1.0 / (K * (1.0 / m + _dot(ub, _mat(Ji, ub))))
+                    for ub in (_rot_t(R, _cross(rho, u)) for u in (t, l_)))
         kappa = slip_ratio(v_t, omega, r, p.slip_eps)
         fx_lin = p.c_kappa * kappa
         fy_lin = -p.c_alpha * slip_angle(v_t, v_l, p.slip_eps)
@@ -255,8 +260,8 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         def tyre(give):
             """Tangential forces and the normal force of a wheel whose spin yields to its
             ground force by ``give`` (``r^2 / I_w``; 0 for a wheel held at its speed)."""
-            fx_st = (r * omega - v_t) / (h * (give + 1.0 / m_share))
-            fy_st = -v_l * (m_share / h)
+            fx_st = (r * omega - v_t) / (h * (give + 1.0 / m_t))
+            fy_st = -v_l * (m_l / h)
             fx = torch.where(fx_lin.abs() > fx_st.abs(), fx_st, fx_lin)
             fy = torch.where(fy_lin.abs() > fy_st.abs(), fy_st, fy_lin)
             N_d = (F_s - fx * ratio_t) / ratio_n
@@ -305,7 +310,9 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         # forces on the chassis: the ground's, at the contact
         G = tuple(N * n[i] + (fx + frr) * t[i] + fy * l_[i] for i in range(3))
         tq = _cross(rho, G)
-        spin = r * fx - T  # what the wheel's spin does not absorb
+        # the wheel hands the chassis its ground force's moment less what its motor and bearing
+        # take: (r F_x - T + b_w omega) about the axle (0 for a locked wheel, T = r F_x)
+        spin = r * fx - T + p.wheel_damping * omega
         tau = [(tq[i] + spin * l_[i]).sum(0) for i in range(3)]
         F = [G[i].sum(0) for i in range(3)]
         tau = [tau[i] + torch.where(brake, Mb * zb[i], torch.zeros_like(Mb)) for i in range(3)]
