@@ -124,9 +124,8 @@ def coupling_matrix(vehicle: Vehicle, dtype=torch.float32, device=None):
     k = vehicle.num_wheels
     drv = vehicle.driven or (True,) * k
     left = [p[1] > 0 for p in vehicle.wheel_positions]
-    S = torch.eye(k, dtype=dtype, device=device)
-    for i in range(k):
-        for j in range(k):
-            if drv[i] and drv[j] and left[i] == left[j]:
-                S[i, j] = 1.0
-    return None if bool((S.sum(1) == 1).all()) else S
+    rows = [[1.0 if i == j or (drv[i] and drv[j] and left[i] == left[j]) else 0.0
+             for j in range(k)] for i in range(k)]
+    if all(sum(row) == 1.0 for row in rows):  # (plain Python: no tensor decides, so a
+        return None                            # compiled step that builds it does not break)
+    return torch.tensor(rows, dtype=dtype, device=device)
