@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench_envs import rate  # noqa: E402
 
 from offroad_env import OffroadVectorEnv  # noqa: E402
-from offroad_env.physics.rigid_params import RigidBodyParams  # noqa: E402
+from offroad_env.physics.rigid_params import RigidBodyParams, substeps  # noqa: E402
 
 
 def main():
@@ -62,7 +62,7 @@ def main():
             print(rnd, key, f"{r:,.0f}", flush=True)
     p = RigidBodyParams()
     dt = envs[("rigid_body", False)].sim.cfg.dt
-    subs = max(1, -int(-dt // p.max_substep))
+    subs = substeps(dt, p)
     print(f"\nN = {n}, {args.threads} threads, medians of {args.rounds} rounds of "
           f"{args.seconds:g} s; rigid_body: {subs} substeps of {dt / subs * 1e3:g} ms a step")
     med = {k: statistics.median(v) for k, v in rates.items()}

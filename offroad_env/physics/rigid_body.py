@@ -44,9 +44,10 @@ the substep (against gravity and the springs) is given up to ``sum mu N`` (stati
 kinetic friction ``mu N`` beyond (:func:`~.drive.braked_body_forces`, in the frame of the body's
 z axis).
 
-**Chassis.** Points of the body (belly, bumpers, roof) meet the terrain with a stiff
-spring-damper along the terrain normal and Coulomb friction: a vehicle can high-centre, hit a
-ledge with its bumper, and lie on its side or back.
+**Chassis.** Points of the belly and the bumpers meet the terrain with a stiff spring-damper
+along the terrain normal and Coulomb friction: a vehicle can high-centre and hit a ledge with
+its bumper. The roof's corners are checked at the end of each step: one on the ground is a
+vehicle on its side or back (``roof_contact``; the episode ends there).
 
 Units: m, s, kg, N, rad. Shapes: ``(N,)`` per environment, ``(K, N)`` per wheel (wheel-major),
 ``(K, M, N)`` per rim sample.
@@ -62,7 +63,7 @@ import torch
 from .constants import GRAVITY
 from .drive import braked_body_forces, speed_servo, wheel_spin_rate
 from .rigid_params import (RigidBodyParams, chassis_points, check_stable, inertia_tensor,
-                           suspension)
+                           substeps, suspension)
 from .rotations import quat_step, rotation_entries
 from .slip import friction_ellipse, rolling_resistance, slip_angle, slip_ratio
 from .vehicle import Vehicle
@@ -111,10 +112,10 @@ class Layout:
     bz: torch.Tensor
     d: torch.Tensor   #: (M, 1) rim sample offsets along the wheel's forward direction [m]
     e: torch.Tensor   #: (M, 1) sqrt(r^2 - d^2) [m]
-    px: torch.Tensor  #: (P, 1) chassis points from the centre of mass, body frame [m]
+    px: torch.Tensor  #: (P, 1) belly and bumper points from the centre of mass, body frame [m]
     py: torch.Tensor
     pz: torch.Tensor
-    roof: torch.Tensor  #: (P, 1) bool
+    roof: tuple       #: the roof corners, three (4, 1) columns like px, py, pz
     k: torch.Tensor   #: (K, 1) suspension stiffness [N/m] (and below: damping [N s/m], static
     c: torch.Tensor   #: sag and bump-stop compression [m], bump-stop stiffness [N/m])
     s0: torch.Tensor
@@ -145,8 +146,12 @@ def make_layout(vehicle: Vehicle, p: RigidBodyParams, spacing: float, dtype, dev
         bx=col([q[0] - cx for q in vehicle.wheel_positions]),
         by=col([q[1] - cy for q in vehicle.wheel_positions]),
         bz=col([-cz] * vehicle.num_wheels), d=col(d), e=col(e),
-        px=col([x - cx for x in xs]), py=col([y - cy for y in ys]), pz=col([z - cz for z in zs]),
-        roof=torch.tensor([[bool(b)] for b in roof], device=device), inertia=J, inv_inertia=Ji)
+        px=col([x - cx for x, f in zip(xs, roof) if not f]),
+        py=col([y - cy for y, f in zip(ys, roof) if not f]),
+        pz=col([z - cz for z, f in zip(zs, roof) if not f]),
+        roof=(col([x - cx for x, f in zip(xs, roof) if f]),
+              col([y - cy for y, f in zip(ys, roof) if f]),
+              col([z - cz for z, f in zip(zs, roof) if f])), inertia=J, inv_inertia=Ji)
 
 
 def _mat(J, v):
@@ -177,7 +182,7 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
     ``torque`` [N m]; ``chassis_contact`` and ``roof_contact`` ``(N,)`` bool (any belly or
     bumper point / any roof corner on the ground in the last substep).
     """
-    n_sub = max(1, math.ceil(dt / p.max_substep - 1e-9))
+    n_sub = substeps(dt, p)
     h = dt / n_sub
     dtype, dev = s.pos.dtype, s.pos.device
     if layout is None:
@@ -352,7 +357,8 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
     info = {"normal_force": N, "contact": touch & (N > 0), "contact_point": Cp, "hub": A,
             "wheel_hole": torch.isnan(ground[:, ground.shape[1] // 2]), "compression": s_c,
             "kappa": kappa, "torque": T,
-            "chassis_contact": (hit & ~layout.roof).any(0), "roof_contact": (hit & layout.roof).any(0)}
+            "chassis_contact": hit.any(0), "roof_contact": _roof_down(c, q, layout, maps,
+                                                                      map_index)}
     new = RigidBodyState(torch.stack(c, 1), torch.stack(q, 1), torch.stack(v, 1),
                          torch.stack(w, 1), omega.T)
     return new, info
@@ -387,6 +393,16 @@ def _support(cand, layout: Layout, r: float):
     d_s = torch.where(seg, d_sg, d_pt)
     e_s = torch.sqrt((r * r - d_s * d_s).clamp_min(0.0))
     return torch.where(seg, s_sg, s_pt), d_s, e_s
+
+
+def _roof_down(c, q, layout: Layout, maps, map_index) -> torch.Tensor:
+    """``(N,)`` bool: a roof corner is at or below the ground (the body lies on its back or
+    side). Judged once a step, at its end: a roof on the ground ends the episode, so its
+    contact forces are not integrated."""
+    R = rotation_entries(*q)
+    off = _rot(R, layout.roof)
+    W = tuple(c[i] + off[i] for i in range(3))
+    return (maps.height(W[0], W[1], map_index) >= W[2]).any(0)
 
 
 @dataclass

@@ -13,7 +13,7 @@ from .constants import GRAVITY
 from .vehicle import Vehicle
 
 __all__ = ["RigidBodyParams", "Suspension", "suspension", "static_loads", "stable_substep",
-           "chassis_points", "inertia_tensor", "check_stable"]
+           "chassis_points", "inertia_tensor", "check_stable", "substeps"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,7 +40,8 @@ class RigidBodyParams:
         mu, c_kappa, c_alpha, c_rr, slip_eps, v_eps: the tyre: friction, slip stiffnesses
             [N, N/rad], rolling resistance, the slip laws' speed floors [m/s] (the skid
             model's defaults).
-        max_substep: the longest substep [s]; a step of dt runs ``ceil(dt / max_substep)``.
+        max_substep: the longest substep [s] (default 12.5 ms, half the Husky's stable limit);
+            a step of dt runs ``ceil(dt / max_substep)``.
         clearance: the belly's height above flat ground at rest [m]; None: ``0.8 r``.
         body_height: the roof's height above the belly [m]; None: ``2 r``.
         chassis_sink: how far the loaded chassis sinks into the ground when it carries the
@@ -67,7 +68,7 @@ class RigidBodyParams:
     c_rr: float = 0.02
     slip_eps: float = 1e-6
     v_eps: float = 0.01
-    max_substep: float = 0.01
+    max_substep: float = 0.0125
     clearance: float | None = None
     body_height: float | None = None
     chassis_sink: float = 0.01
@@ -215,3 +216,8 @@ def check_stable(vehicle: Vehicle, p: RigidBodyParams, gravity: float = GRAVITY)
         raise ValueError(f"max_substep {p.max_substep:g} s is unstable for {vehicle.name} with "
                          f"these suspension and chassis figures: the stable range is "
                          f"max_substep <= {limit:.4g} s (or soften the bump stop / chassis)")
+
+
+def substeps(dt: float, p: RigidBodyParams) -> int:
+    """The substeps of a step of ``dt`` [s]: ``ceil(dt / max_substep)`` (4 at 0.05 s)."""
+    return max(1, math.ceil(dt / p.max_substep - 1e-9))
