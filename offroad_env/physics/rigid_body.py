@@ -250,11 +250,16 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         # the contact velocities friction must stop
         a_o = tuple((N0 * n[i]).sum(0) / m for i in range(3))
         a_o = (a_o[0], a_o[1], a_o[2] - gravity)
-        v_t = _dot(vC, t) + h * _dot(a_o, t)
-        v_l = _dot(vC, l_) + h * _dot(a_o, l_)
-        # each contact's share of the body's effective mass along t and l, 1 / (K (1/m +
-        # (rho x u) . J^-1 (rho x u))): K contacts stopping a slip at once (Jacobi) then never
-        # overshoot, in translation or in yaw (a light body turns faster than it slides)
+        v_t0, v_l0 = _dot(vC, t), _dot(vC, l_)
+        a_t, a_l = _dot(a_o, t), _dot(a_o, l_)
+        v_t, v_l = v_t0 + h * a_t, v_l0 + h * a_l  # predicted, for the slip laws
+        # the force that stops a contact's slip within the substep has two parts: the other
+        # forces' acceleration, cancelled by the contact's share m / K of the body (the K
+        # contacts then hold it exactly, as against a slope or a ledge's edge), and the slip
+        # velocity, stopped with the contact's share of the body's effective mass along t and
+        # l, 1 / (K (1/m + (rho x u) . J^-1 (rho x u))) (K contacts stopping a slip at once,
+        # Jacobi, then never overshoot, in translation or in yaw: a light body turns faster
+        # than it slides)
         m_t, m_l = (1.0 / (K * (1.0 / m + _dot(ub, _mat(Ji, ub))))
                     for ub in (_rot_t(R, _cross(rho, u)) for u in (t, l_)))
         kappa = slip_ratio(v_t, omega, r, p.slip_eps)
@@ -265,8 +270,8 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         def tyre(give):
             """Tangential forces and the normal force of a wheel whose spin yields to its
             ground force by ``give`` (``r^2 / I_w``; 0 for a wheel held at its speed)."""
-            fx_st = (r * omega - v_t) / (h * (give + 1.0 / m_t))
-            fy_st = -v_l * (m_l / h)
+            fx_st = (r * omega - v_t0) / (h * (give + 1.0 / m_t)) - a_t / (give + K / m)
+            fy_st = -v_l0 * (m_l / h) - a_l * (m / K)
             fx = torch.where(fx_lin.abs() > fx_st.abs(), fx_st, fx_lin)
             fy = torch.where(fy_lin.abs() > fy_st.abs(), fy_st, fy_lin)
             N_d = (F_s - fx * ratio_t) / ratio_n

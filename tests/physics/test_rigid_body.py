@@ -176,6 +176,24 @@ def compliant_side_tip(vehicle, p=RigidBodyParams()):
     return math.degrees(beta)
 
 
+def compliant_lift(vehicle, p=RigidBodyParams()):
+    """``a_y / g`` at which the inside wheels of a steady flat turn lift, from the compliant
+    model's geometry: the outside springs carry the weight (``s_out = m g / sum(k_out)``), the
+    body rolls ``atan(s_out / track)`` outward, and the resultant of gravity and the inertial
+    force passes through the outside contacts (the side slope's geometry with beta = 0; rigid:
+    t / h)."""
+    sus = suspension(vehicle, p)
+    t = vehicle.track_width / 2
+    r, cz = vehicle.wheel_radius, vehicle.com[2]
+    k_out = sum(k for k, q in zip(sus.k, vehicle.wheel_positions) if q[1] < 0)
+    s_out = vehicle.mass * G / k_out
+    phi = math.atan(s_out / (2 * t))
+    a = cz - (s_out - sus.s0[0])
+    dy = t * math.cos(phi) - a * math.sin(phi) - r * math.sin(phi)
+    dz = t * math.sin(phi) + a * math.cos(phi) + r * math.cos(phi)
+    return dy / dz
+
+
 def tilt_until_tip(vehicle, lo, hi, step=0.25, hold=0.5):
     """The tilting table: the braked vehicle (mu = 2) on a side slope raised from ``lo`` to
     ``hi`` [deg] by ``step`` every ``hold`` seconds (the plane turns about the line under
@@ -387,3 +405,67 @@ def test_a_lone_driven_wheel_climbs_while_tan_theta_is_within_mu(mu):
     assert rise == pytest.approx(0.8 * lone * r, abs=0.005)  # the front wheels are on top
     _, rise = _ledge(1.2 * lone * r, mu, driven=(True, True, False, False), seconds=12.0)
     assert rise < 0.3 * lone * r
+
+
+# ---------------------------------------------------------------------------- flat turns
+def _turn(vehicle, p, action_at, seconds, max_speed=6.0):
+    """Drive ``vehicle`` in the env (float64, flat ground, a velocity task: no goal) with
+    ``action_at(fraction of the run)``; yields ``(a_y, a_h, loads (K,), end reason)`` after
+    each step: the step's mean acceleration of the centre of mass along the body's y axis and
+    its horizontal magnitude [m/s^2] (the velocity's change over the step)."""
+    from offroad_env import Simulator
+    from offroad_env.config import SimConfig, TaskConfig
+    cfg = SimConfig(vehicle=vehicle, dynamics="rigid_body", dynamics_params=p,
+                    max_speed=max_speed, num_maps=1,
+                    terrain=terrain.FlatConfig(size=(60.0, 60.0), resolution=(0.2, 0.2)),
+                    task=TaskConfig(kind="velocity", spawn_margin=1.0))
+    sim = Simulator(cfg, 1, dtype=F64)
+    sim.set_keys(torch.tensor([1]), torch.ones(1, dtype=torch.bool))
+    sim.reset(torch.ones(1, dtype=torch.bool), torch.tensor([[0.0, 0.0, 0.0]]))
+    steps = int(round(seconds / cfg.dt))
+    for k in range(steps):
+        v0 = sim.state.body_vel[0].clone()
+        _, _, term, info = sim.step(torch.tensor([action_at(k / steps)], dtype=F64))
+        acc = (sim.state.body_vel[0] - v0) / cfg.dt
+        a_y = float(acc @ sim.state.contact.rotation[0, :, 1])
+        yield (a_y, math.hypot(float(acc[0]), float(acc[1])),
+               sim.state.contact.normal_force[0], int(info["end_reason"][0]))
+        if bool(term[0]):
+            return
+
+
+@pytest.mark.slow
+def test_the_rc_truck_lifts_its_inside_wheels_at_the_compliant_t_over_h():
+    # mu = 2 > t/h = 1.25: a steady left turn (steering 0.35 x 30 deg, Ackermann, all wheels
+    # driven through the electronic differential), the speed ramped up slowly; the inside
+    # wheels lift at a_y = g t'/h' (the compliant closed form above) within 8 %, and it rolls
+    from offroad_env.physics.vehicle import rc_truck
+    v = rc_truck()
+    p = RigidBodyParams(mu=2.0, steering="ackermann", wheel_inertia=1e-4, wheel_damping=1e-5,
+                        max_torque=1.0)
+    want = compliant_lift(v, p)
+    lifted, reasons = None, []
+    static = v.mass * G / 4
+    for a_y, _, loads, reason in _turn("rc_truck", p, lambda f: [0.1 + 0.9 * f, 0.35], 12.0):
+        reasons.append(reason)
+        if lifted is None and float(loads[0]) < 0.02 * static and float(loads[2]) < 0.02 * static:
+            lifted = a_y / G  # both inside wheels off the ground (the front one lifts first)
+    assert lifted == pytest.approx(want, rel=0.08), (lifted, want)
+    assert reasons[-1] == 1  # then it rolls over (EndReason.TIP_OVER)
+
+
+@pytest.mark.slow
+def test_the_husky_on_mu_0_6_slides_in_a_turn_and_does_not_roll():
+    # mu = 0.6, far under its t/h = 1.51: skid steering (left 1, right 0.3 of a 6 m/s ramp)
+    # spins it into a sliding turn; its horizontal acceleration tops out at mu g or just under
+    # (a skid-steer turn spends part of each wheel's friction on the scrub between its sides)
+    # and it never rolls
+    p = RigidBodyParams(mu=0.6)
+    tops, reasons = [], []
+    for _, a_h, loads, reason in _turn("husky", p,
+                                       lambda f: [0.1 + 0.9 * f, 0.3 * (0.1 + 0.9 * f)], 12.0):
+        tops.append(a_h)
+        reasons.append(reason)
+    top = max(tops[40:])
+    assert 0.85 * 0.6 * G < top <= 1.02 * 0.6 * G, top / G
+    assert 1 not in reasons  # never a tip-over
