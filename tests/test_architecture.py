@@ -146,7 +146,7 @@ def test_models_families_baselines_and_suites_agree():
     from offroad_env.physics.models import MODELS
     from train import bench
     from train.policies import BASELINES
-    assert DYNAMICS == tuple(MODELS)[:len(DYNAMICS)] == ("unicycle", "ackermann", "skid_steer")
+    assert DYNAMICS == tuple(MODELS) == ("unicycle", "ackermann", "skid_steer", "rigid_body")
     assert terrain.FAMILIES == tuple(terrain.families.FAMILY_TABLE)
     cfg = terrain.FamilyConfig()
     for name in terrain.FAMILIES:
