@@ -504,3 +504,38 @@ def test_the_physical_model_compiles_and_agrees_with_eager():
         tol = 1e-4 if k == 0 else 2e-3
         torch.testing.assert_close(o_c, o_e, rtol=tol, atol=tol)
         torch.testing.assert_close(r_c, r_e, rtol=tol, atol=tol)
+
+
+# ---------------------------------------------------------------------------- holes and walls
+def _grid_map(fn, size=20.0, res=0.1):
+    import numpy as np
+    x = np.arange(-size / 2, size / 2 + res / 2, res)
+    X, Y = np.meshgrid(x, x)
+    return terrain.HeightMap(torch.tensor(fn(X, Y), dtype=torch.float32), (res, res))
+
+
+def test_a_hole_ends_as_hole_and_a_wall_flips_the_physical_vehicle_backwards():
+    """A hole: its end reason, with no tip-over term (one end, one terminal term). A 70 deg
+    wall, mu = 0.8: the rear wheels' push (mu N_r at the ground) and the wall's reaction at the
+    front wheels' contact on its face (above the ground) make a couple that lifts the nose, and
+    the face's friction carries the front wheels up; the Husky climbs the face nose-first
+    until it flips backwards: a tip-over, with one tip-over term."""
+    import numpy as np
+    from offroad_env import EndReason, OffroadVectorEnv
+    hole = _grid_map(lambda X, Y: np.where((X > 2.0) & (X < 3.5) & (np.abs(Y) < 1.5),
+                                           np.nan, 0.0))
+    wall = _grid_map(lambda X, Y: np.clip((X - 2.0) * math.tan(math.radians(70)), 0.0, 3.0))
+    ends = {}
+    for name, hm in (("hole", hole), ("wall", wall)):
+        env = OffroadVectorEnv(num_envs=1, heightmap=hm, dynamics="rigid_body",
+                               max_episode_steps=200)
+        env.reset(seed=0, options={"start_pose": torch.tensor([[0.0, 0.0, 0.0]])})
+        for _ in range(200):
+            _, _, term, trunc, info = env.step(torch.tensor([[0.5, 0.5]]))
+            if bool(term[0] | trunc[0]):
+                break
+        ends[name] = (int(info["end_reason"][0]), float(info["reward/tip_over"][0]),
+                      math.degrees(float(env.sim.state.contact.pitch[0])))
+    assert ends["hole"][:2] == (EndReason.HOLE, 0.0)
+    assert ends["wall"][:2] == (EndReason.TIP_OVER, 1.0)
+    assert ends["wall"][2] < -60.0  # nose up: a backflip, not a roll
