@@ -153,6 +153,8 @@ def test_parameters_are_checked_where_they_enter():
     with pytest.raises(ValueError, match=r"max_substep 0.05 s is unstable .* stable range is "
                                          r"max_substep <= "):
         make_layout(HUSKY, RigidBodyParams(max_substep=0.05, bump_ratio=100.0), 0.1, F64, None)
+    with pytest.raises(ValueError, match=r"max_substep 0.05 s is unstable"):  # at the env's
+        _env(dynamics_params=RigidBodyParams(max_substep=0.05))            # construction
 
 
 # ---------------------------------------------------------------------------- tip-over
