@@ -69,3 +69,18 @@ def sim(n=4, dtype=torch.float32, **kw):
     s.set_keys(torch.arange(n, dtype=torch.int64) * 7919 + 1, torch.ones(n, dtype=torch.bool))
     s.reset(torch.ones(n, dtype=torch.bool))
     return s
+
+
+def assert_compiled_agrees(eager, comp, action, steps, seed, tol=1e-4, later_tol=None):
+    """Reset ``eager`` and ``comp`` (the same vector env, eager and compiled) with ``seed`` and
+    step both with ``action`` for ``steps``: equal resets, observations and rewards within
+    ``tol`` on the first step and ``later_tol`` (default ``tol``) after it."""
+    o_e, _ = eager.reset(seed=seed)
+    o_c, _ = comp.reset(seed=seed)
+    torch.testing.assert_close(o_c, o_e)
+    for k in range(steps):
+        o_e, r_e, *_ = eager.step(action)
+        o_c, r_c, *_ = comp.step(action)
+        t = tol if k == 0 or later_tol is None else later_tol
+        torch.testing.assert_close(o_c, o_e, rtol=t, atol=t)
+        torch.testing.assert_close(r_c, r_e, rtol=t, atol=t)

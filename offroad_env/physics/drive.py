@@ -104,12 +104,12 @@ def braked_body_forces(s: SkidSteerState, m, Iz, fz, mu, dxj, dyj, fgx, fgy, dt:
     return req_x * scale, req_y * scale, Mz, share
 
 
-def driven_mask(vehicle: Vehicle, device=None):
-    """``(K, 1)`` bool: the wheels the motors drive, or None where all are (the common case,
-    which the callers skip)."""
-    if vehicle.driven is None or all(vehicle.driven):
+def driven_mask(driven, device=None):
+    """``(K, 1)`` bool of a vehicle's ``driven`` (K bools, or None: all): the wheels the motors
+    drive; None where all are (the common case, which the callers skip)."""
+    if driven is None or all(driven):
         return None
-    return torch.tensor([[d] for d in vehicle.driven], device=device)
+    return torch.tensor([[bool(d)] for d in driven], device=device)
 
 
 def coupling_matrix(vehicle: Vehicle, dtype=torch.float32, device=None):

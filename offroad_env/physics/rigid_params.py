@@ -7,8 +7,9 @@ Units: m, s, kg, N, rad. Frames: the rear-axle frame (x forward, y left, z up; h
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
+from .checks import check_numbers
 from .constants import GRAVITY
 from .vehicle import Vehicle
 
@@ -76,24 +77,13 @@ class RigidBodyParams:
     contact_spacing: float | None = None
 
     def __post_init__(self):
-        positive = ("bump_ratio", "max_steer", "wheel_inertia", "max_torque", "c_kappa",
-                    "c_alpha", "slip_eps", "v_eps", "max_substep", "chassis_sink")
-        nonneg = ("damping_ratio", "wheel_damping", "mu", "c_rr")
-        optional_pos = ("sag", "stiffness", "travel", "clearance", "body_height", "contact_spacing")
-        for f in fields(self):
-            v = getattr(self, f.name)
-            ok_num = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-            if f.name in positive and not (ok_num and v > 0):
-                raise ValueError(f"{f.name} must be a finite number > 0, got {v!r}")
-            if f.name in nonneg and not (ok_num and v >= 0):
-                raise ValueError(f"{f.name} must be a finite number >= 0, got {v!r}")
-            if f.name in optional_pos and v is not None and not (ok_num and v > 0):
-                raise ValueError(f"{f.name} must be a finite number > 0 or None, got {v!r}")
-        if self.damping is not None and not (isinstance(self.damping, (int, float))
-                                             and math.isfinite(self.damping)
-                                             and self.damping >= 0):
-            raise ValueError(f"damping must be a finite number >= 0 or None, got "
-                             f"{self.damping!r}")
+        check_numbers(self, positive=("bump_ratio", "max_steer", "wheel_inertia", "max_torque",
+                                      "c_kappa", "c_alpha", "slip_eps", "v_eps", "max_substep",
+                                      "chassis_sink"),
+                      nonneg=("damping_ratio", "wheel_damping", "mu", "c_rr"),
+                      optional_positive=("sag", "stiffness", "travel", "clearance",
+                                         "body_height", "contact_spacing"),
+                      optional_nonneg=("damping",))
         if self.steering not in ("skid", "ackermann"):
             raise ValueError(f"steering must be 'skid' or 'ackermann', got {self.steering!r}")
         if self.max_steer >= math.pi / 2:

@@ -15,16 +15,16 @@ velocities are those of the centre of mass in the body frame. Re-exported by
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import torch
 
+from .checks import check_numbers
 from .constants import GRAVITY
 from .slip import (friction_ellipse, rolling_resistance, slip_angle, slip_ratio, smooth_sign,
                    soft_soil_traction)
-from .drive import (braked_body_forces, side_targets, speed_controller, speed_servo,
-                    wheel_spin_rate)
+from .drive import (braked_body_forces, driven_mask, side_targets, speed_controller,
+                    speed_servo, wheel_spin_rate)
 from .vehicle import Vehicle
 
 __all__ = ["CONTROLLERS", "SkidSteerParams", "SkidSteerState", "skid_steer_step",
@@ -91,20 +91,10 @@ class SkidSteerParams:
             raise ValueError(f"soil must be 'hard' or 'soft', got {self.soil!r}")
         if self.controller not in CONTROLLERS:
             raise ValueError(f"controller must be one of {CONTROLLERS}, got {self.controller!r}")
-        positive = ("wheel_inertia", "max_torque", "c_kappa", "c_alpha", "k_shape", "slip_eps",
-                    "v_eps", "speed_gain")
-        nonneg = ("wheel_damping", "mu", "mu_peak", "soft_resistance", "c_rr")
-        for f in fields(self):
-            v = getattr(self, f.name)
-            if f.name in positive and not (isinstance(v, (int, float)) and math.isfinite(v)
-                                           and v > 0):
-                raise ValueError(f"{f.name} must be a finite number > 0, got {v!r}")
-            if f.name in nonneg and not (isinstance(v, (int, float)) and math.isfinite(v)
-                                         and v >= 0):
-                raise ValueError(f"{f.name} must be a finite number >= 0, got {v!r}")
-        if self.yaw_inertia is not None and not (math.isfinite(self.yaw_inertia)
-                                                 and self.yaw_inertia > 0):
-            raise ValueError(f"yaw_inertia must be > 0 or None, got {self.yaw_inertia!r}")
+        check_numbers(self, positive=("wheel_inertia", "max_torque", "c_kappa", "c_alpha",
+                                      "k_shape", "slip_eps", "v_eps", "speed_gain"),
+                      nonneg=("wheel_damping", "mu", "mu_peak", "soft_resistance", "c_rr"),
+                      optional_positive=("yaw_inertia",))
 
     @property
     def ground_mu(self) -> float:
@@ -302,9 +292,7 @@ def skid_steer_step(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState
     brake = None if targets is None else (targets == 0).all(0)
     info = {}
     servo = targets is not None and params.controller == "servo"
-    if driven is not None:
-        driven = None if all(driven) else torch.tensor(
-            [[bool(d)] for d in driven], device=s.vx.device)
+    driven = driven_mask(driven, s.vx.device)
     if coupling is not None:  # coupled wheels turn at one speed: their mean to start with
         omega = (coupling @ omega) / coupling.sum(1, keepdim=True)
     t_max = params.max_torque if max_torque is None else max_torque

@@ -165,13 +165,6 @@ def test_the_simulator_names_no_model():
 
 @pytest.mark.slow
 def test_the_plug_in_compiles_and_agrees_with_eager(lag_model):
-    eager, comp = _env(), _env(compile=True)
-    a = torch.tensor([[1.0, 0.3], [0.5, -0.2], [-0.4, 0.1]])
-    o_e, _ = eager.reset(seed=2)
-    o_c, _ = comp.reset(seed=2)
-    torch.testing.assert_close(o_c, o_e)
-    for _ in range(15):
-        o_e, r_e, *_ = eager.step(a)
-        o_c, r_c, *_ = comp.step(a)
-        torch.testing.assert_close(o_c, o_e, rtol=1e-4, atol=1e-4)
-        torch.testing.assert_close(r_c, r_e, rtol=1e-4, atol=1e-4)
+    from env_util import assert_compiled_agrees
+    assert_compiled_agrees(_env(), _env(compile=True),
+                           torch.tensor([[1.0, 0.3], [0.5, -0.2], [-0.4, 0.1]]), 15, seed=2)

@@ -79,7 +79,7 @@ class RigidBody(VehicleModel):
             self._cache[key] = (make_layout(v, p, spacing, like.dtype, like.device,
                                             self.cfg.gravity),
                                 coupling_matrix(v, like.dtype, like.device),
-                                driven_mask(v, like.device), edge_table(v, like.device))
+                                driven_mask(v.driven, like.device), edge_table(v, like.device))
         return self._cache[key]
 
     def _commands(self, a, like):
