@@ -28,7 +28,7 @@ import torch
 from .vehicle import Vehicle
 
 __all__ = ["side_targets", "speed_controller", "speed_servo", "wheel_spin_rate",
-           "braked_body_forces", "driven_mask", "coupling_matrix"]
+           "braked_body_forces", "driven_mask", "coupling_matrix", "group_sum"]
 
 
 def side_targets(vehicle: Vehicle, left, right) -> torch.Tensor:
@@ -61,7 +61,7 @@ def speed_servo(params, omega, target, ground_torque, dt: float, t_max, coupling
     if coupling is None:
         within = held.abs() <= t_max
         return torch.where(within, held, torch.sign(held) * t_max), within
-    held_g = coupling @ held
+    held_g = group_sum(coupling, held)
     within = held_g.abs() <= coupling.sum(1, keepdim=True) * t_max
     return torch.where(within, held, torch.sign(held_g) * t_max), within
 
@@ -75,7 +75,7 @@ def wheel_spin_rate(params, torque, ground_torque, omega, coupling=None):
     net = torque - ground_torque - params.wheel_damping * omega
     if coupling is None:
         return net / params.wheel_inertia, torque
-    rate = (coupling @ net) / (coupling.sum(1, keepdim=True) * params.wheel_inertia)
+    rate = group_sum(coupling, net) / (coupling.sum(1, keepdim=True) * params.wheel_inertia)
     return rate, params.wheel_inertia * rate + ground_torque + params.wheel_damping * omega
 
 
@@ -102,6 +102,14 @@ def braked_body_forces(s: SkidSteerState, m, Iz, fz, mu, dxj, dyj, fgx, fgy, dt:
     total = fz.sum(0)
     share = fz / torch.where(total > 0, total, torch.ones_like(total))
     return req_x * scale, req_y * scale, Mz, share
+
+
+def group_sum(coupling, x):
+    """``coupling @ x`` for a wheel-major ``(K, N)`` ``x``: each wheel's group sum, as a
+    broadcast product and a sum over K (elementwise work that a compiled step fuses with its
+    neighbours; a matrix product is a library call that splits the fused kernels). Equal to the
+    matrix product to the last bit where a group has at most two wheels."""
+    return (coupling.unsqueeze(-1) * x.unsqueeze(0)).sum(1)
 
 
 def driven_mask(driven, device=None):

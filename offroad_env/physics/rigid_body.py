@@ -17,12 +17,16 @@ a ledge's edge is met at the angle ``cos(theta) = 1 - h / r`` where the map reso
 (on a coarser grid the ledge is the grid's ramp, and the wheel climbs it as such). The
 compression that brings rim point i onto the ground's tangent plane under it is ``s_i =
 (H(Q_i) - Q_i,z) / (z_b . nu) nu_z`` (``nu`` the ground's normal there). The wheel rests on
-the highest support of these points and of the segments between them (:func:`_support`): a
-massless wheel leaves a lower contact as soon as a higher one lifts it, so its load is on one
-contact at a time, and at a ledge it passes from the lower ground to the edge when the edge
-starts to lift the wheel. The contact normal is the disc's radius there, ``n = (sqrt(r^2 -
+the highest support of these points and of the segments between them
+(:func:`~.body_contact.rim_support`): a massless wheel leaves a lower contact as soon as a
+higher one lifts it, so its load is on one contact at a time, and at a ledge it passes from the
+lower ground to the edge when the edge starts to lift the wheel. The contact normal is the disc's radius there, ``n = (sqrt(r^2 -
 d^2) z_b - d f) / r`` (on a plane, the plane's normal); its tangent in the wheel
 plane ``t = (d z_b + sqrt(r^2 - d^2) f) / r``; the axle ``l`` (perpendicular to the plane).
+The tyre has the vehicle's ``wheel_width`` w: the ground under the tread's two edges may lift
+it further, and the contact moves along the axle to the edge that bears
+(:func:`~.body_contact.tyre_edges`), so a vehicle tipping over its downhill wheels pivots about
+their outer edges.
 
 **Forces at a wheel.** The suspension pushes along z_b with ``F_s = k s + c s' + k_b (s -
 s_max)^+`` (``>= 0``: a wheel does not pull), ``s' = -(v_hub . n) / (n . z_b)``. The massless
@@ -45,9 +49,11 @@ kinetic friction ``mu N`` beyond (:func:`~.drive.braked_body_forces`, in the fra
 z axis).
 
 **Chassis.** Points of the belly and the bumpers meet the terrain with a stiff spring-damper
-along the terrain normal and Coulomb friction: a vehicle can high-centre and hit a ledge with
-its bumper. The roof's corners are checked at the end of each step: one on the ground is a
-vehicle on its side or back (``roof_contact``; the episode ends there).
+and Coulomb friction: a bumper point along the terrain's normal (it hits a ledge's face), the
+belly as a plate along its own normal z_b (a ridge's crest lifts it, so a vehicle high-centres
+on it), sampled ``L / 6`` apart (a crest can sink between two samples by up to ``L / 12``
+times its flanks' slope). The roof's corners are checked at the end of each step: one on the
+ground is a vehicle on its side or back (``roof_contact``; the episode ends there).
 
 Units: m, s, kg, N, rad. Shapes: ``(N,)`` per environment, ``(K, N)`` per wheel (wheel-major),
 ``(K, M, N)`` per rim sample.
@@ -60,10 +66,11 @@ from dataclasses import dataclass
 
 import torch
 
+from .body_contact import cross, dot, point_forces, rim_support, roof_down, tyre_edges
 from .constants import GRAVITY
-from .drive import braked_body_forces, speed_servo, wheel_spin_rate
-from .rigid_params import (RigidBodyParams, chassis_points, check_stable, inertia_tensor,
-                           substeps, suspension)
+from .drive import braked_body_forces, group_sum, speed_servo, wheel_spin_rate
+from .rigid_params import (RigidBodyParams, chassis_points, check_stable, for_vehicle,
+                           inertia_tensor, substeps, suspension)
 from .rotations import quat_step, rotation_entries
 from .slip import friction_ellipse, rolling_resistance, slip_angle, slip_ratio
 from .vehicle import Vehicle
@@ -82,14 +89,6 @@ class RigidBodyState:
     vel: torch.Tensor
     ang_vel: torch.Tensor
     wheel_omega: torch.Tensor
-
-
-def _cross(a, b):
-    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
-
-
-def _dot(a, b):
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
 def _rot(R, v):
@@ -112,10 +111,9 @@ class Layout:
     bz: torch.Tensor
     d: torch.Tensor   #: (M, 1) rim sample offsets along the wheel's forward direction [m]
     e: torch.Tensor   #: (M, 1) sqrt(r^2 - d^2) [m]
-    px: torch.Tensor  #: (P, 1) belly and bumper points from the centre of mass, body frame [m]
-    py: torch.Tensor
-    pz: torch.Tensor
-    roof: tuple       #: the roof corners, three (4, 1) columns like px, py, pz
+    belly: tuple      #: the belly's samples from the centre of mass, body frame [m]: three
+    bumper: tuple     #: (P, 1) columns x, y, z (and the bumpers', the roof's corners')
+    roof: tuple
     k: torch.Tensor   #: (K, 1) suspension stiffness [N/m] (and below: damping [N s/m], static
     c: torch.Tensor   #: sag and bump-stop compression [m], bump-stop stiffness [N/m])
     s0: torch.Tensor
@@ -137,7 +135,12 @@ def make_layout(vehicle: Vehicle, p: RigidBodyParams, spacing: float, dtype, dev
     half = max(1, math.ceil(reach / spacing))
     d = [reach * (i - half) / half for i in range(2 * half + 1)]
     e = [math.sqrt(max(r * r - u * u, 0.0)) for u in d]
-    xs, ys, zs, roof = chassis_points(vehicle, p)
+    xs, ys, zs, kind = chassis_points(vehicle, p)
+    def cols(k0):  # the points of kind k0 (0 belly, 1 bumpers, 2 roof) as three columns
+        which = [i for i, k in enumerate(kind) if k == k0]
+        return (col([xs[i] - cx for i in which]), col([ys[i] - cy for i in which]),
+                col([zs[i] - cz for i in which]))
+
     check_stable(vehicle, p, gravity)
     J, Ji = inertia_tensor(vehicle, p)
     sus = suspension(vehicle, p, gravity)
@@ -146,12 +149,8 @@ def make_layout(vehicle: Vehicle, p: RigidBodyParams, spacing: float, dtype, dev
         bx=col([q[0] - cx for q in vehicle.wheel_positions]),
         by=col([q[1] - cy for q in vehicle.wheel_positions]),
         bz=col([-cz] * vehicle.num_wheels), d=col(d), e=col(e),
-        px=col([x - cx for x, f in zip(xs, roof) if not f]),
-        py=col([y - cy for y, f in zip(ys, roof) if not f]),
-        pz=col([z - cz for z, f in zip(zs, roof) if not f]),
-        roof=(col([x - cx for x, f in zip(xs, roof) if f]),
-              col([y - cy for y, f in zip(ys, roof) if f]),
-              col([z - cz for z, f in zip(zs, roof) if f])), inertia=J, inv_inertia=Ji)
+        belly=cols(0), bumper=cols(1), roof=cols(2), inertia=J,
+        inv_inertia=Ji)
 
 
 def _mat(J, v):
@@ -182,6 +181,7 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
     ``torque`` [N m]; ``chassis_contact`` and ``roof_contact`` ``(N,)`` bool (any belly or
     bumper point / any roof corner on the ground in the last substep).
     """
+    p = for_vehicle(p, vehicle, gravity)
     n_sub = substeps(dt, p)
     h = dt / n_sub
     dtype, dev = s.pos.dtype, s.pos.device
@@ -204,8 +204,9 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
     q = list(s.quat.unbind(1))
     omega = s.wheel_omega.T if s.wheel_omega.stride(0) == 1 else s.wheel_omega.T.contiguous()
     if coupling is not None:
-        omega = (coupling @ omega) / group
+        omega = group_sum(coupling, omega) / group
     d, e = layout.d, layout.e
+    half_w = 0.5 * vehicle.wheel_width
     for _ in range(n_sub):
         R = rotation_entries(*q)
         xb = (R[0][0], R[1][0], R[2][0])
@@ -231,18 +232,22 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         toward = zbz - zb[0] * gx - zb[1] * gy
         cand = (ground - Q[2]) / toward.clamp_min(0.3 * zbz.clamp_min(0.1))
         cand = torch.where(torch.isnan(cand), torch.full_like(cand, -1e9), cand)
-        s_w, d_s, e_s = _support(cand, layout, r)
+        s_w, d_s, e_s = rim_support(cand, layout.d, layout.e, r)
+        n = tuple((e_s * zb[i] - d_s * fk[i]) / r for i in range(3))
+        t = tuple((d_s * zb[i] + e_s * fk[i]) / r for i in range(3))
+        if half_w > 0.0:
+            s_w, side = tyre_edges(s_w, H, zb, n, l_, r, half_w, maps, map_index)
         touch = (s_w > 0) & upright
         s_c = s_w.clamp_min(0.0)
         A = tuple(H[i] + s_c * zb[i] for i in range(3))  # hubs
-        n = tuple((e_s * zb[i] - d_s * fk[i]) / r for i in range(3))
-        t = tuple((d_s * zb[i] + e_s * fk[i]) / r for i in range(3))
         Cp = tuple(A[i] - r * n[i] for i in range(3))  # contact points
+        if half_w > 0.0:
+            Cp = tuple(Cp[i] + side * half_w * l_[i] for i in range(3))
         rho = tuple(Cp[i] - c[i] for i in range(3))
-        wxr = _cross(w_w, rho)
+        wxr = cross(w_w, rho)
         vC = tuple(v[i] + wxr[i] for i in range(3))
         ratio_n, ratio_t = e_s / r, d_s / r
-        s_dot = -_dot(vC, n) / ratio_n
+        s_dot = -dot(vC, n) / ratio_n
         F_s = sus.k * s_c + sus.c * s_dot + sus.k_b * (s_c - sus.s_max).clamp_min(0.0)
         F_s = torch.where(touch, F_s.clamp_min(0.0), torch.zeros_like(F_s))
         N0 = F_s / ratio_n
@@ -250,8 +255,8 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         # the contact velocities friction must stop
         a_o = tuple((N0 * n[i]).sum(0) / m for i in range(3))
         a_o = (a_o[0], a_o[1], a_o[2] - gravity)
-        v_t0, v_l0 = _dot(vC, t), _dot(vC, l_)
-        a_t, a_l = _dot(a_o, t), _dot(a_o, l_)
+        v_t0, v_l0 = dot(vC, t), dot(vC, l_)
+        a_t, a_l = dot(a_o, t), dot(a_o, l_)
         v_t, v_l = v_t0 + h * a_t, v_l0 + h * a_l  # predicted, for the slip laws
         # the force that stops a contact's slip within the substep has two parts: the other
         # forces' acceleration, cancelled by the contact's share m / K of the body (the K
@@ -260,8 +265,8 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         # l, 1 / (K (1/m + (rho x u) . J^-1 (rho x u))) (K contacts stopping a slip at once,
         # Jacobi, then never overshoot, in translation or in yaw: a light body turns faster
         # than it slides)
-        m_t, m_l = (1.0 / (K * (1.0 / m + _dot(ub, _mat(Ji, ub))))
-                    for ub in (_rot_t(R, _cross(rho, u)) for u in (t, l_)))
+        m_t, m_l = (1.0 / (K * (1.0 / m + dot(ub, _mat(Ji, ub))))
+                    for ub in (_rot_t(R, cross(rho, u)) for u in (t, l_)))
         kappa = slip_ratio(v_t, omega, r, p.slip_eps)
         fx_lin = p.c_kappa * kappa
         fy_lin = -p.c_alpha * slip_angle(v_t, v_l, p.slip_eps)
@@ -295,10 +300,10 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
             T = torch.where(driven, T, torch.zeros_like(T))
         frr = rolling_resistance(v_t, N, p.c_rr, p.v_eps)
         # the holding brake: a velocity-level Coulomb solve in the body's x-y plane
-        bs = _Planar(_dot(v, xb), _dot(v, yb), w[2])
+        bs = _Planar(dot(v, xb), dot(v, yb), w[2])
         Ng = tuple((N0 * n[i]).sum(0) for i in range(3))
         fg = (Ng[0], Ng[1], Ng[2] - m * gravity)
-        arm_x, arm_y, fgx, fgy = _dot(rho, xb), _dot(rho, yb), _dot(fg, xb), _dot(fg, yb)
+        arm_x, arm_y, fgx, fgy = dot(rho, xb), dot(rho, yb), dot(fg, xb), dot(fg, yb)
         Fbx, Fby, Mb, share = braked_body_forces(bs, m, J[2][2], N0, mu_w, arm_x, arm_y,
                                                  fgx, fgy, h)
         # again with the normal forces that friction along the contact tangents leaves
@@ -319,7 +324,7 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         T = torch.where(brake, r * fx, T)
         # forces on the chassis: the ground's, at the contact
         G = tuple(N * n[i] + (fx + frr) * t[i] + fy * l_[i] for i in range(3))
-        tq = _cross(rho, G)
+        tq = cross(rho, G)
         # the wheel hands the chassis its ground force's moment less what its motor and bearing
         # take: (r F_x - T + b_w omega) about the axle (0 for a locked wheel, T = r F_x)
         spin = r * fx - T + p.wheel_damping * omega
@@ -327,33 +332,38 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         F = [G[i].sum(0) for i in range(3)]
         tau = [tau[i] + torch.where(brake, Mb * zb[i], torch.zeros_like(Mb)) for i in range(3)]
         # the chassis points
-        offp = _rot(R, (layout.px, layout.py, layout.pz))
-        W = tuple(c[i] + offp[i] for i in range(3))
-        gP, sx, sy = maps.height_slope(W[0], W[1], map_index)
+        # the belly: a plate that the ground's crests meet, along the plate's normal z_b (the
+        # depth of the ground over each sample along it), so a ridge lifts the belly rather
+        # than push it back. It is as stiff as four points however many samples touch: its
+        # springs and stick scale by min(1, 4 max(depth) / sum(depth)) (flat on the ground:
+        # four points' stiffness; on a crest: each sample's own), continuous as samples touch
+        off_b = _rot(R, layout.belly)
+        W = tuple(c[i] + off_b[i] for i in range(3))
+        pen_b = (maps.height_slope(W[0], W[1], map_index)[0] - W[2]) * zbz
+        hit_b = pen_b > 0  # NaN (a hole) is no contact
+        depth = torch.where(hit_b, pen_b, torch.zeros_like(pen_b))
+        share_b = (4.0 * depth.amax(0) / depth.sum(0).clamp_min(1e-12)).clamp_max(1.0)
+        # the bumpers meet the ground's face: its normal, the depth along it
+        off_u = _rot(R, layout.bumper)
+        W = tuple(c[i] + off_u[i] for i in range(3))
+        g_u, sx, sy = maps.height_slope(W[0], W[1], map_index)
         inv = torch.rsqrt(1.0 + sx * sx + sy * sy)
-        nP = (-sx * inv, -sy * inv, inv)  # the ground's unit normal
-        pen = (gP - W[2]) * inv
-        hit = pen > 0  # NaN (a hole) is no contact
-        wxp = _cross(w_w, offp)
-        vP = tuple(v[i] + wxp[i] for i in range(3))
-        vn = _dot(vP, nP)
-        Fn = torch.where(hit, (k_c * pen - c_c * vn).clamp_min(0.0), torch.zeros_like(pen))
-        vt_ = tuple(vP[i] - vn * nP[i] for i in range(3))
-        vt_n = torch.sqrt(_dot(vt_, vt_))
-        stick = vt_n * (m / (4.0 * h))
-        ft = torch.minimum(stick, mu_w * Fn) / vt_n.clamp_min(1e-9)
-        FP = tuple(torch.where(hit, Fn * nP[i] - ft * vt_[i], torch.zeros_like(pen))
-                   for i in range(3))
-        tqP = _cross(offp, FP)
-        for i in range(3):
-            F[i] = F[i] + FP[i].sum(0)
-            tau[i] = tau[i] + tqP[i].sum(0)
+        pen_u = (g_u - W[2]) * inv
+        hit_u = pen_u > 0
+        for off, nrm, pen, hit, scale in ((off_b, zb, pen_b, hit_b, share_b),
+                                          (off_u, (-sx * inv, -sy * inv, inv), pen_u, hit_u,
+                                           1.0)):
+            FP, tqP = point_forces(off, nrm, pen, hit, scale, v, w_w, k_c, c_c,
+                                    m / (4.0 * h), mu_w)
+            for i in range(3):
+                F[i] = F[i] + FP[i]
+                tau[i] = tau[i] + tqP[i]
         F[2] = F[2] - m * gravity
         # semi-implicit Euler
         v = [v[i] + h * F[i] / m for i in range(3)]
         tau_b = _rot_t(R, tau)
         Jw = _mat(J, w)
-        gyro = _cross(w, Jw)
+        gyro = cross(w, Jw)
         w_dot = _mat(Ji, tuple(tau_b[i] - gyro[i] for i in range(3)))
         w = [w[i] + h * w_dot[i] for i in range(3)]
         c = [c[i] + h * v[i] for i in range(3)]
@@ -361,53 +371,11 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         omega = torch.where(brake, torch.zeros_like(omega), omega + h * d_omega)
     info = {"normal_force": N, "contact": touch & (N > 0), "contact_point": Cp, "hub": A,
             "wheel_hole": torch.isnan(ground[:, ground.shape[1] // 2]), "compression": s_c,
-            "kappa": kappa, "torque": T,
-            "chassis_contact": hit.any(0), "roof_contact": _roof_down(c, q, layout, maps,
-                                                                      map_index)}
+            "kappa": kappa, "torque": T, "chassis_contact": hit_b.any(0) | hit_u.any(0),
+            "roof_contact": roof_down(c, q, layout.roof, maps, map_index)}
     new = RigidBodyState(torch.stack(c, 1), torch.stack(q, 1), torch.stack(v, 1),
                          torch.stack(w, 1), omega.T)
     return new, info
-
-
-def _support(cand, layout: Layout, r: float):
-    """The wheel's support from its rim samples: ``(s, d, e)`` ``(K, N)``, the compression and
-    the contact's offset ``d`` along the wheel's forward direction, ``e = sqrt(r^2 - d^2)``.
-
-    ``cand`` ``(K, M, N)``: the compression each rim sample asks for. In the wheel's plane the
-    terrain under sample i is the point ``(d_i, u_i = cand_i - e_i)`` (``u`` along z_b from the
-    free hub), and the profile between two samples the segment joining them. The disc rests on
-    the highest support of any point or segment: a point asks ``s = cand_i`` (its normal is the
-    disc's radius there); a segment of slope ``k`` asks ``s = u_i - k d_i + r sqrt(1 + k^2)``
-    where its tangent point ``d = r k / sqrt(1 + k^2)`` lies on it (its normal is the
-    segment's). On a plane this is the exact tangent point; at an edge the corner sample
-    carries the wheel, a sample spacing from the true corner at most."""
-    d, e = layout.d, layout.e  # (M, 1)
-    u = cand - e
-    d0, d1 = d[:-1], d[1:]
-    k = (u[:, 1:] - u[:, :-1]) / (d1 - d0)
-    root = torch.sqrt(1.0 + k * k)
-    d_t = r * k / root
-    s_seg = u[:, :-1] - k * d0 + r * root
-    ok = (d_t >= d0) & (d_t <= d1) & (cand[:, :-1] > -1e8) & (cand[:, 1:] > -1e8)
-    s_seg = torch.where(ok, s_seg, torch.full_like(s_seg, -1e9))
-    s_pt, i_pt = cand.max(1)
-    s_sg, i_sg = s_seg.max(1)
-    seg = s_sg > s_pt
-    d_pt = d.squeeze(1)[i_pt]
-    d_sg = d_t.gather(1, i_sg.unsqueeze(1)).squeeze(1)
-    d_s = torch.where(seg, d_sg, d_pt)
-    e_s = torch.sqrt((r * r - d_s * d_s).clamp_min(0.0))
-    return torch.where(seg, s_sg, s_pt), d_s, e_s
-
-
-def _roof_down(c, q, layout: Layout, maps, map_index) -> torch.Tensor:
-    """``(N,)`` bool: a roof corner is at or below the ground (the body lies on its back or
-    side). Judged once a step, at its end: a roof on the ground ends the episode, so its
-    contact forces are not integrated."""
-    R = rotation_entries(*q)
-    off = _rot(R, layout.roof)
-    W = tuple(c[i] + off[i] for i in range(3))
-    return (maps.height(W[0], W[1], map_index) >= W[2]).any(0)
 
 
 @dataclass

@@ -7,14 +7,16 @@ Units: m, s, kg, N, rad. Frames: the rear-axle frame (x forward, y left, z up; h
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .checks import check_numbers
 from .constants import GRAVITY
 from .vehicle import Vehicle
 
-__all__ = ["RigidBodyParams", "Suspension", "suspension", "static_loads", "stable_substep",
-           "chassis_points", "inertia_tensor", "check_stable", "substeps"]
+__all__ = ["RigidBodyParams", "for_vehicle", "Suspension", "suspension", "static_loads",
+           "stable_substep", "chassis_points", "inertia_tensor", "check_stable", "substeps"]
+
+BELLY_ROWS = 7  #: belly samples along x (two rows of them): the axles' span in 6 intervals
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -36,8 +38,14 @@ class RigidBodyParams:
         steering: ``"skid"`` (left/right wheel speeds) or ``"ackermann"`` (speed and front
             steering angle; the front wheels: those ahead of the centre of mass).
         max_steer: Ackermann steering limit [rad] in (0, pi/2) (default 30 deg).
-        wheel_inertia, wheel_damping, max_torque: as :class:`~.skid.SkidSteerParams`
-            (``max_torque`` where the vehicle gives no ``wheel_torque``).
+        wheel_inertia: each wheel's inertia about its axle (wheel and gear) [kg m^2] > 0;
+            None: the vehicle's ``wheel_inertia`` (presets, URDFs), else a solid disc of 5 %
+            of the vehicle's mass (the Husky's wheels weigh 5.2 % each): ``0.025 m r^2``.
+        wheel_damping: the bearing's damping [N m s/rad] >= 0; None: ``wheel_inertia / 2.5
+            s`` (a free wheel's spin decays in 2.5 s, the skid model's Husky figures).
+        max_torque: the drive's limit per wheel [N m] > 0 where the vehicle gives no
+            ``wheel_torque``; None: ``m g r / K``, each wheel's share of a push of the
+            vehicle's weight (20 N m for a Husky, whose preset says 24).
         mu, c_kappa, c_alpha, c_rr, slip_eps, v_eps: the tyre: friction, slip stiffnesses
             [N, N/rad], rolling resistance, the slip laws' speed floors [m/s] (the skid
             model's defaults).
@@ -48,7 +56,7 @@ class RigidBodyParams:
         chassis_sink: how far the loaded chassis sinks into the ground when it carries the
             whole weight on four points [m] > 0 (gives its contact stiffness; default 1 cm).
         inertia: the 3 x 3 inertia tensor about the centre of mass in body axes [kg m^2];
-            None: ``diag(inertia_roll, inertia_pitch, m (L^2 + T^2) / 12)`` from the vehicle.
+            None: the vehicle's (:func:`inertia_tensor`).
         contact_spacing: spacing of the rim samples [m]; None: the map's finer spacing.
     """
 
@@ -60,9 +68,9 @@ class RigidBodyParams:
     bump_ratio: float = 10.0
     steering: str = "skid"
     max_steer: float = math.radians(30.0)
-    wheel_inertia: float = 0.05
-    wheel_damping: float = 0.02
-    max_torque: float = 12.0
+    wheel_inertia: float | None = None
+    wheel_damping: float | None = None
+    max_torque: float | None = None
     mu: float = 0.8
     c_kappa: float = 15000.0
     c_alpha: float = 12000.0
@@ -77,13 +85,13 @@ class RigidBodyParams:
     contact_spacing: float | None = None
 
     def __post_init__(self):
-        check_numbers(self, positive=("bump_ratio", "max_steer", "wheel_inertia", "max_torque",
-                                      "c_kappa", "c_alpha", "slip_eps", "v_eps", "max_substep",
-                                      "chassis_sink"),
-                      nonneg=("damping_ratio", "wheel_damping", "mu", "c_rr"),
+        check_numbers(self, positive=("bump_ratio", "max_steer", "c_kappa", "c_alpha",
+                                      "slip_eps", "v_eps", "max_substep", "chassis_sink"),
+                      nonneg=("damping_ratio", "mu", "c_rr"),
                       optional_positive=("sag", "stiffness", "travel", "clearance",
-                                         "body_height", "contact_spacing"),
-                      optional_nonneg=("damping",))
+                                         "body_height", "contact_spacing", "wheel_inertia",
+                                         "max_torque"),
+                      optional_nonneg=("damping", "wheel_damping"))
         if self.steering not in ("skid", "ackermann"):
             raise ValueError(f"steering must be 'skid' or 'ackermann', got {self.steering!r}")
         if self.max_steer >= math.pi / 2:
@@ -95,6 +103,18 @@ class RigidBodyParams:
                     or np.linalg.eigvalsh(J).min() <= 0:
                 raise ValueError("inertia must be a symmetric positive definite 3 x 3 matrix "
                                  f"[kg m^2], got {self.inertia!r}")
+
+
+def for_vehicle(p: RigidBodyParams, vehicle: Vehicle, gravity: float = GRAVITY) -> RigidBodyParams:
+    """``p`` with its vehicle-derived defaults filled in (``wheel_inertia``,
+    ``wheel_damping``, ``max_torque``; see :class:`RigidBodyParams`)."""
+    if None not in (p.wheel_inertia, p.wheel_damping, p.max_torque):
+        return p
+    r, m, k = vehicle.wheel_radius, vehicle.mass, vehicle.num_wheels
+    inertia = p.wheel_inertia or vehicle.wheel_inertia or 0.025 * m * r * r
+    return replace(p, wheel_inertia=inertia,
+                   wheel_damping=inertia / 2.5 if p.wheel_damping is None else p.wheel_damping,
+                   max_torque=p.max_torque or m * gravity * max(r, 1e-3) / k)
 
 
 @dataclass(frozen=True)
@@ -148,7 +168,8 @@ def stable_substep(vehicle: Vehicle, p: RigidBodyParams, gravity: float = GRAVIT
     damped oscillator ``x'' = -w^2 x - 2 zeta w x'`` is stable for ``w h < 2 (sqrt(1 + zeta^2)
     - zeta)``. The stiffest modes: a wheel's corner on its bump stop, ``w^2 = (k + k_b) g /
     f`` with the suspension's damping, and the chassis on four points, ``w^2 = g /
-    chassis_sink`` with damping ratio 0.5."""
+    chassis_sink`` with damping ratio 0.5 (the belly's points share its load so that it is
+    never stiffer than that: :func:`~.rigid_body.rigid_body_step`)."""
     sus = suspension(vehicle, p, gravity)
     bound = lambda w, z: 2.0 * (math.sqrt(1.0 + z * z) - z) / w  # noqa: E731
     out = bound(math.sqrt(gravity / p.chassis_sink), 0.5)
@@ -160,9 +181,11 @@ def stable_substep(vehicle: Vehicle, p: RigidBodyParams, gravity: float = GRAVIT
 
 
 def chassis_points(vehicle: Vehicle, p: RigidBodyParams) -> tuple:
-    """Body points that meet the terrain, rear-axle frame [m], as ``(xs, ys, zs, roof)``: a
-    3 x 2 grid on the belly, the front and rear bumpers at hub height, and the roof's four
-    corners (``roof`` marks them: a roof on the ground is a vehicle on its back)."""
+    """Body points that meet the terrain, rear-axle frame [m], as ``(xs, ys, zs, kind)``:
+    ``kind`` 0 for the belly, a plate sampled at :data:`BELLY_ROWS` x 2 points over the axles'
+    span (``L / 6`` apart for four wheels) and 0.6 of the half track; 1 for the front and rear
+    bumpers at hub height; 2 for the roof's four corners (a roof on the ground is a vehicle on
+    its back)."""
     r = vehicle.wheel_radius
     xs_w = [q[0] for q in vehicle.wheel_positions]
     ys_w = [q[1] for q in vehicle.wheel_positions]
@@ -173,23 +196,27 @@ def chassis_points(vehicle: Vehicle, p: RigidBodyParams) -> tuple:
     z_belly = clearance - r  # hub height is 0; the ground at rest is at -r
     z_roof = z_belly + (p.body_height if p.body_height is not None else 2.0 * r)
     pts = []
-    for x in (x0, 0.5 * (x0 + x1), x1):
+    for i in range(BELLY_ROWS):
+        x = x0 + (x1 - x0) * i / (BELLY_ROWS - 1)
         for y in (yc - 0.6 * half, yc + 0.6 * half):
-            pts.append((x, y, z_belly, False))
-    pts += [(x0 - r, yc, 0.0, False), (x1 + r, yc, 0.0, False)]
+            pts.append((x, y, z_belly, 0))
+    pts += [(x0 - r, yc, 0.0, 1), (x1 + r, yc, 0.0, 1)]
     for x in (x0 - 0.5 * r, x1 + 0.5 * r):
         for y in (yc - half, yc + half):
-            pts.append((x, y, z_roof, True))
+            pts.append((x, y, z_roof, 2))
     return tuple(tuple(q[i] for q in pts) for i in range(4))
 
 
 def inertia_tensor(vehicle: Vehicle, p: RigidBodyParams) -> tuple:
-    """``(J, J^-1)``, 3 x 3 tuples of floats [kg m^2]: ``p.inertia``, or ``diag(inertia_roll,
-    inertia_pitch, m (L^2 + T^2) / 12)`` (the yaw moment of a uniform box over the wheel base
-    and track, as the skid-steer model's) about the centre of mass, body axes."""
+    """``(J, J^-1)``, 3 x 3 tuples of floats [kg m^2] about the centre of mass, body axes:
+    ``p.inertia``, else the vehicle's full tensor (``Vehicle.inertia``: presets and URDFs), else
+    ``diag(inertia_roll, inertia_pitch, m (L^2 + T^2) / 12)`` (the yaw moment of a uniform box
+    over the wheel base and track, as the skid-steer model's)."""
     import numpy as np
     if p.inertia is not None:
         J = np.asarray(p.inertia, dtype=float)
+    elif vehicle.inertia is not None:
+        J = np.asarray(vehicle.inertia, dtype=float)
     else:
         L, T = vehicle.wheel_base, vehicle.track_width
         J = np.diag([vehicle.inertia_roll, vehicle.inertia_pitch,

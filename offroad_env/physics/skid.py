@@ -24,7 +24,7 @@ from .constants import GRAVITY
 from .slip import (friction_ellipse, rolling_resistance, slip_angle, slip_ratio, smooth_sign,
                    soft_soil_traction)
 from .drive import (braked_body_forces, driven_mask, side_targets, speed_controller,
-                    speed_servo, wheel_spin_rate)
+                    group_sum, speed_servo, wheel_spin_rate)
 from .vehicle import Vehicle
 
 __all__ = ["CONTROLLERS", "SkidSteerParams", "SkidSteerState", "skid_steer_step",
@@ -294,7 +294,7 @@ def skid_steer_step(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState
     servo = targets is not None and params.controller == "servo"
     driven = driven_mask(driven, s.vx.device)
     if coupling is not None:  # coupled wheels turn at one speed: their mean to start with
-        omega = (coupling @ omega) / coupling.sum(1, keepdim=True)
+        omega = group_sum(coupling, omega) / coupling.sum(1, keepdim=True)
     t_max = params.max_torque if max_torque is None else max_torque
     for _ in range(int(substeps)):
         tq = torque if targets is None or servo else speed_controller(params, omega, targets,

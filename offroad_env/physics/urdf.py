@@ -10,12 +10,15 @@ What is taken:
 * the wheels: ``continuous`` joints whose child link has a ``cylinder`` collision (or the joint
   names given); their hub positions in base_link, by composing the joint origins along the tree
   from ``base`` (Jackal's wheels hang from ``chassis_link``, not ``base_link``);
-* the wheel radius: the cylinders' radius (all wheels must agree);
+* the wheel radius: the cylinders' radius (all wheels must agree); the tyre width
+  (``Vehicle.wheel_width``): the cylinders' length (the widest, where they differ); the wheels'
+  spin inertia (``Vehicle.wheel_inertia``): their links' inertia about the joint axis (the
+  mean; None where a wheel gives none);
 * the rear-axle frame: the middle of the rearmost wheels, at their hub height
   (``rear_axle_pose`` in base_link); wheel base and track from the rear and front pairs;
 * the mass: every link's inertial mass; the centre of mass: their mass-weighted inertial origins;
-  the roll and pitch inertias about the centre of mass (each link's inertia tensor turned into
-  base_link, plus the parallel-axis terms);
+  the roll and pitch inertias and the full 3 x 3 tensor (``Vehicle.inertia``) about the centre
+  of mass (each link's inertia tensor turned into base_link, plus the parallel-axis terms);
 * the drive's torque limit (``Vehicle.wheel_torque``): the wheel joints' ``<limit effort>``
   [N m] where they give one (all wheels must agree); none: the dynamics' default.
 """
@@ -112,12 +115,33 @@ def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | No
             pose[child] = (R0 @ R, R0 @ t + t0)
             stack.append(child)
 
-    def cylinder(link):
+    def cylinder(link, what="radius"):
+        """The ``what`` of the link's first cylinder collision (NaN: not given; None: no
+        cylinder)."""
         for col in link.findall("collision"):
             cyl = col.find("geometry/cylinder")
             if cyl is not None:
-                return float(cyl.get("radius", "nan"))
+                text = cyl.get(what)
+                return float("nan") if text is None else _floats(
+                    text, 1, path, f"link {link.get('name')!r} cylinder {what}")[0]
         return None
+
+    def spin_inertia(joint, link):
+        """The link's moment of inertia about the joint's axis [kg m^2] (None: not given)."""
+        inert = link.find("inertial")
+        I_el = None if inert is None else inert.find("inertia")
+        if I_el is None:
+            return None
+        g = {k: float(I_el.get(k, "0")) for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
+        Il = np.array([[g["ixx"], g["ixy"], g["ixz"]], [g["ixy"], g["iyy"], g["iyz"]],
+                       [g["ixz"], g["iyz"], g["izz"]]])
+        Ri, _ = _origin(inert, path)
+        ax_el = joint.find("axis")
+        a = np.array(_floats(ax_el.get("xyz") if ax_el is not None else "1 0 0", 3, path,
+                             f"joint {joint.get('name')!r} axis"))
+        a = a / max(np.linalg.norm(a), 1e-12)
+        value = float(a @ Ri @ Il @ Ri.T @ a)
+        return value if math.isfinite(value) and value > 0 else None
 
     by_name = {j.get("name"): j for j in joints}
     if wheels is None:
@@ -132,7 +156,7 @@ def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | No
     if len(picked) < 3:
         raise URDFError(f"{path}: found {len(picked)} wheel(s) (continuous joints with a "
                         "cylinder collision); name the wheel joints with wheels=[...]")
-    hubs, radii, efforts = [], [], []
+    hubs, radii, widths, spins, efforts = [], [], [], [], []
     for j in picked:
         lim = j.find("limit")
         if lim is not None and lim.get("effort") is not None:
@@ -149,6 +173,8 @@ def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | No
         if r is None or not (math.isfinite(r) and r > 0):
             raise URDFError(f"{path}: wheel link {child!r} has no cylinder radius")
         radii.append(r)
+        widths.append(cylinder(links[child], "length"))
+        spins.append(spin_inertia(j, links[child]))
     if max(radii) - min(radii) > 1e-6 * max(radii):
         raise URDFError(f"{path}: the wheels' radii differ ({sorted(set(radii))})")
     if efforts and (len(efforts) != len(picked) or max(efforts) - min(efforts)
@@ -188,10 +214,16 @@ def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | No
         raise URDFError(f"{path}: no link has a mass")
     com = first / total
     Ixx = Iyy = 0.0
+    J = np.zeros((3, 3))
     for m, c, Ib in inertia:
         d = c - com
         Ixx += Ib[0, 0] + m * (d[1] ** 2 + d[2] ** 2)
         Iyy += Ib[1, 1] + m * (d[0] ** 2 + d[2] ** 2)
+        J += Ib + m * (d @ d * np.eye(3) - np.outer(d, d))
+    J[0, 0], J[1, 1] = Ixx, Iyy  # the roll and pitch moments as summed term by term
+    full = bool(np.linalg.eigvalsh(0.5 * (J + J.T)).min() > 0)  # links with no inertia: none
+    width = max((w for w in widths if math.isfinite(w) and w > 0), default=0.0)
+    spin = None if any(v is None for v in spins) else float(np.mean(spins))
     wheel_xy = tuple((float(h[0] - axle[0]), float(h[1] - axle[1])) for h in hubs)
     pose_ra = np.eye(4)
     pose_ra[:3, 3] = axle
@@ -199,6 +231,9 @@ def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | No
                    track_width=float(rear[:, 1].max() - rear[:, 1].min()),
                    wheel_radius=float(radii[0]), wheel_positions=wheel_xy, mass=float(total),
                    com=tuple(float(v) for v in (com - axle)), inertia_roll=float(Ixx),
-                   inertia_pitch=float(Iyy), rear_axle_pose=tuple(map(tuple, pose_ra)),
+                   inertia_pitch=float(Iyy),
+                   inertia=tuple(map(tuple, J.tolist())) if full else None,
+                   wheel_width=float(width), wheel_inertia=spin,
+                   rear_axle_pose=tuple(map(tuple, pose_ra)),
                    wheel_torque=float(efforts[0]) if efforts else None,
                    name=name or root.get("name", path.stem))

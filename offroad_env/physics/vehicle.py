@@ -75,6 +75,16 @@ class Vehicle:
             rectangle at hub height.
         inertia_roll, inertia_pitch: moments of inertia about the body x and y axes through the
             centre of mass [kg m^2], > 0.
+        inertia: the full 3 x 3 inertia tensor about the centre of mass in the rear-axle frame's
+            axes [kg m^2], symmetric positive definite, its diagonal's first two entries
+            ``inertia_roll`` and ``inertia_pitch``; None: not known (the physical model then
+            takes ``diag(inertia_roll, inertia_pitch, m (L^2 + T^2) / 12)``). URDFs give it.
+        wheel_width: the tyres' width [m], >= 0 (the physical model's contact moves across it;
+            0: a disc in the wheel's mid-plane). URDFs give the wheel cylinders' length.
+        wheel_inertia: each wheel's moment of inertia about its axle [kg m^2], > 0, or None
+            (the physical model then derives one: :func:`~.rigid_params.for_vehicle`). URDFs
+            give the wheel links' inertia about their joint axis. Read by the physical model
+            only (the skid-steer model keeps ``SkidSteerParams.wheel_inertia``).
         rear_axle_pose: 4x4 rigid transform, pose of the rear-axle frame in base_link (default
             identity).
         wheel_torque: the drive's torque limit at each wheel [N m], > 0 (the motor's stall
@@ -97,6 +107,9 @@ class Vehicle:
     com: tuple[float, float, float] | None = None
     inertia_roll: float = 1.0
     inertia_pitch: float = 2.0
+    inertia: tuple[tuple[float, float, float], ...] | None = None
+    wheel_width: float = 0.0
+    wheel_inertia: float | None = None
     rear_axle_pose: tuple[tuple[float, ...], ...] = _IDENTITY
     wheel_torque: float | None = None
     driven: tuple[bool, ...] | None = None
@@ -108,12 +121,29 @@ class Vehicle:
             v = getattr(self, name)
             if not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
                 raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
-        tq = self.wheel_torque
-        if tq is not None and not (isinstance(tq, (int, float)) and math.isfinite(tq) and tq > 0):
-            raise ValueError(f"wheel_torque must be a finite number > 0 [N m] or None, got {tq!r}")
-        r = self.wheel_radius
-        if not isinstance(r, (int, float)) or not math.isfinite(r) or r < 0:
-            raise ValueError(f"wheel_radius must be a finite number >= 0, got {r!r}")
+        for name, unit in (("wheel_torque", "N m"), ("wheel_inertia", "kg m^2")):
+            v = getattr(self, name)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))
+                                  or not math.isfinite(v) or v <= 0):
+                raise ValueError(f"{name} must be a finite number > 0 [{unit}] or None, "
+                                 f"got {v!r}")
+        for name in ("wheel_radius", "wheel_width"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) \
+                    or v < 0:
+                raise ValueError(f"{name} must be a finite number >= 0 [m], got {v!r}")
+        if self.inertia is not None:
+            J = np.asarray(self.inertia, dtype=np.float64)
+            if J.shape != (3, 3) or not np.isfinite(J).all() or not np.allclose(J, J.T) \
+                    or np.linalg.eigvalsh(J).min() <= 0:
+                raise ValueError(f"inertia must be a symmetric positive definite 3 x 3 matrix "
+                                 f"[kg m^2], got {self.inertia!r}")
+            if not np.allclose(np.diag(J)[:2], (self.inertia_roll, self.inertia_pitch),
+                               rtol=1e-9, atol=0.0):
+                raise ValueError(f"inertia's diagonal {np.diag(J)[:2].tolist()} must hold "
+                                 f"inertia_roll {self.inertia_roll} and inertia_pitch "
+                                 f"{self.inertia_pitch}")
+            object.__setattr__(self, "inertia", tuple(tuple(float(v) for v in row) for row in J))
         L, T = float(self.wheel_base), float(self.track_width)
         if self.wheel_positions is None:
             wp = rectangle_corners(L, T)
@@ -182,8 +212,10 @@ def husky() -> Vehicle:
     wheel radius 0.1651 m, rear axle at [-0.256, 0, 0.0328] m in base_link).
 
     Mass properties from Clearpath's husky_description URDF: chassis 46.034 kg with its centre of
-    mass 0.062 m above base_link and inertia ixx = 0.6022, iyy = 1.7386 kg m^2, plus four wheels
-    of 2.637 kg at the hubs (added as point masses, parallel-axis theorem).
+    mass 0.062 m above base_link and its inertia tensor (ixx = 0.6022, iyy = 1.7386, izz =
+    2.0296, ixy = -0.02364, ixz = -0.1197, iyz = -0.001544 kg m^2), plus four wheels of 2.637 kg
+    at the hubs (added as point masses, parallel-axis theorem). Tyres 0.1143 m wide (the URDF's
+    wheel cylinders), each wheel 0.04411 kg m^2 about its axle (the wheel links' iyy).
 
     Drive: ``wheel_torque`` 24 N m a wheel, an assumed figure (no datasheet gives the gearmotors'
     stall torque): the 45 deg climb of the spec sheet needs ``m g (sin 45 + c_rr cos 45) r / 4
@@ -200,16 +232,27 @@ def husky() -> Vehicle:
     hubs = np.array([(x, y, 0.0) for x, y in rectangle_corners(L, T)])
     m = m_body + 4 * m_wheel
     com = (m_body * body_com + m_wheel * hubs.sum(0)) / m
+    # the chassis' inertia tensor (husky_description's inertial_link) and the parallel-axis
+    # terms of the chassis and the wheels' point masses, about the centre of mass
+    J = np.array([[0.6022, -0.02364, -0.1197], [-0.02364, 1.7386, -0.001544],
+                  [-0.1197, -0.001544, 2.0296]])
+    for mass_i, at in [(m_body, body_com)] + [(m_wheel, h) for h in hubs]:
+        d = at - com
+        J += mass_i * (d @ d * np.eye(3) - np.outer(d, d))
+    # the roll and pitch moments as summed term by term before the tensor was kept (the same
+    # values to the last bit, so the models that read only these are unchanged)
     ixx = 0.6022 + m_body * (body_com[1] - com[1]) ** 2 + m_body * (body_com[2] - com[2]) ** 2
     iyy = 1.7386 + m_body * (body_com[0] - com[0]) ** 2 + m_body * (body_com[2] - com[2]) ** 2
     for h in hubs:
         ixx += m_wheel * ((h[1] - com[1]) ** 2 + (h[2] - com[2]) ** 2)
         iyy += m_wheel * ((h[0] - com[0]) ** 2 + (h[2] - com[2]) ** 2)
+    J[0, 0], J[1, 1] = ixx, iyy
     pose = np.eye(4)
     pose[:3, 3] = rear
     return Vehicle(wheel_base=L, track_width=T, wheel_radius=r, mass=float(m),
-                   com=tuple(com.tolist()), inertia_roll=float(ixx), inertia_pitch=float(iyy),
-                   rear_axle_pose=tuple(map(tuple, pose)), wheel_torque=24.0,
+                   com=tuple(com.tolist()), inertia_roll=float(ixx),
+                   inertia_pitch=float(iyy), inertia=tuple(map(tuple, J.tolist())),
+                   wheel_width=0.1143, wheel_inertia=0.04411, rear_axle_pose=tuple(map(tuple, pose)), wheel_torque=24.0,
                    coupling="side", name="husky")
 
 
@@ -240,7 +283,8 @@ def rc_truck() -> Vehicle:
     """A 1/10-scale short-course RC truck, the fast preset on which driving tips the vehicle.
 
     Figures of the class (Traxxas Slash 2WD: wheel base 335 mm, 2.7 kg; we take a hub-to-hub
-    track of 0.25 m and 0.11 m tyres, r = 0.055 m). Assumed, as no maker publishes them: the
+    track of 0.25 m and 0.11 m tyres, r = 0.055 m, 0.045 m wide). Assumed, as no maker
+    publishes them: the tyre width (short-course tyres of the class), the
     centre of mass 0.045 m above the hubs (0.10 m above flat ground) and 58 % of the weight on
     the rear axle; box inertias of a 0.55 x 0.30 x 0.20 m body. So the static limits are
     atan(0.125 / 0.10) = 51.3 deg roll and atan(0.141 / 0.10) = 54.6 deg pitch, and on flat
@@ -251,7 +295,8 @@ def rc_truck() -> Vehicle:
     L, T, r, m = 0.335, 0.25, 0.055, 2.7
     return Vehicle(wheel_base=L, track_width=T, wheel_radius=r, mass=m,
                    com=(0.42 * L, 0.0, 0.045), inertia_roll=m * (0.30 ** 2 + 0.20 ** 2) / 12,
-                   inertia_pitch=m * (0.55 ** 2 + 0.20 ** 2) / 12, name="rc_truck")
+                   inertia_pitch=m * (0.55 ** 2 + 0.20 ** 2) / 12, wheel_width=0.045,
+                   name="rc_truck")
 
 
 PRESETS = {"husky": husky, "six_wheel_rover": six_wheel_rover,

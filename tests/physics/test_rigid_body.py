@@ -2,9 +2,10 @@
 
 Every test states its friction. Expected values come from the compliant model built here: the
 suspension holds the hubs at the preset's hub height at the static sag, so the centre of mass
-rests at h' = r + com_z above flat ground (the rigid value, h); the wheels are discs in their
-mid-planes, so the half track at the contacts is t' = t (the tyre width is not modelled); the
-sag changes the attitude where the loads differ, which the side-slope test derives.
+rests at h' = r + com_z above flat ground (the rigid value, h); a tyre tilted over its outer
+edge (the downhill wheels about to tip, the outside wheels of a turn) bears there, so the half
+track at the contacts is t' = t + w / 2 (w the tyre width); the sag changes the attitude where
+the loads differ, which the side-slope test derives.
 """
 
 import math
@@ -157,6 +158,24 @@ def test_parameters_are_checked_where_they_enter():
         _env(dynamics_params=RigidBodyParams(max_substep=0.05))            # construction
 
 
+def test_the_wheels_defaults_come_from_the_vehicle_or_its_mass():
+    from offroad_env.physics.rigid_params import for_vehicle
+    from offroad_env.physics.vehicle import rc_truck
+    # the Husky preset's wheels: the URDF's 0.04411 kg m^2, decaying free in 2.5 s
+    p = for_vehicle(RigidBodyParams(), HUSKY)
+    assert (p.wheel_inertia, p.wheel_damping) == pytest.approx((0.04411, 0.04411 / 2.5))
+    # the rc_truck gives none: a solid disc of 5 % of its mass, and m g r / K of torque
+    v = rc_truck()
+    p = for_vehicle(RigidBodyParams(), v)
+    assert p.wheel_inertia == pytest.approx(0.5 * 0.05 * 2.7 * 0.055 ** 2)
+    assert p.max_torque == pytest.approx(2.7 * G * 0.055 / 4)
+    # given ones are kept
+    p = for_vehicle(RigidBodyParams(wheel_inertia=1e-4, wheel_damping=0.0, max_torque=1.0), v)
+    assert (p.wheel_inertia, p.wheel_damping, p.max_torque) == (1e-4, 0.0, 1.0)
+    with pytest.raises(ValueError, match="wheel_inertia must be"):
+        RigidBodyParams(wheel_inertia=0.0)
+
+
 # ---------------------------------------------------------------------------- tip-over
 def compliant_side_tip(vehicle, p=RigidBodyParams()):
     """The side slope [deg] at which the compliant model tips, from its geometry alone: the
@@ -167,6 +186,7 @@ def compliant_side_tip(vehicle, p=RigidBodyParams()):
     contact. A fixed point in beta (rigid, phi = 0: atan(t / h))."""
     sus = suspension(vehicle, p)
     t = vehicle.track_width / 2
+    t_c = t + vehicle.wheel_width / 2  # the contact at the tyre's outer edge
     r, cz = vehicle.wheel_radius, vehicle.com[2]
     k_down = sum(k for k, q in zip(sus.k, vehicle.wheel_positions) if q[1] < 0)
     s0 = sus.s0[0]  # every wheel sags alike
@@ -175,8 +195,8 @@ def compliant_side_tip(vehicle, p=RigidBodyParams()):
         s_down = vehicle.mass * G * math.cos(beta) / k_down
         phi = math.atan(s_down / (2 * t))
         a = cz - (s_down - s0)  # CoM above the downhill hub along z_b
-        dy = t * math.cos(phi) - a * math.sin(phi) - r * math.sin(phi)
-        dz = t * math.sin(phi) + a * math.cos(phi) + r * math.cos(phi)
+        dy = t_c * math.cos(phi) - a * math.sin(phi) - r * math.sin(phi)
+        dz = t_c * math.sin(phi) + a * math.cos(phi) + r * math.cos(phi)
         beta = math.atan(dy / dz)
     return math.degrees(beta)
 
@@ -189,13 +209,14 @@ def compliant_lift(vehicle, p=RigidBodyParams()):
     t / h)."""
     sus = suspension(vehicle, p)
     t = vehicle.track_width / 2
+    t_c = t + vehicle.wheel_width / 2  # the contact at the tyre's outer edge
     r, cz = vehicle.wheel_radius, vehicle.com[2]
     k_out = sum(k for k, q in zip(sus.k, vehicle.wheel_positions) if q[1] < 0)
     s_out = vehicle.mass * G / k_out
     phi = math.atan(s_out / (2 * t))
     a = cz - (s_out - sus.s0[0])
-    dy = t * math.cos(phi) - a * math.sin(phi) - r * math.sin(phi)
-    dz = t * math.sin(phi) + a * math.cos(phi) + r * math.cos(phi)
+    dy = t_c * math.cos(phi) - a * math.sin(phi) - r * math.sin(phi)
+    dz = t_c * math.sin(phi) + a * math.cos(phi) + r * math.cos(phi)
     return dy / dz
 
 
@@ -221,14 +242,17 @@ def tilt_until_tip(vehicle, lo, hi, step=0.25, hold=0.5):
 
 @pytest.mark.parametrize("name", ["husky", "rc_truck"])
 def test_a_braked_vehicle_tips_on_a_side_slope_at_the_compliant_closed_form(name):
-    # mu = 2 (it cannot slide first), the slope raised by 0.25 deg every 0.5 s. Rigid:
-    # atan(t / h) = 56.5 deg (Husky), 51.3 (rc_truck); the sag rolls the body a little
-    # further over the slope (the closed form above): the model tips within 1 deg of that
+    # mu = 2 (it cannot slide first), the slope raised by 0.25 deg every 0.5 s. Rigid, at the
+    # tyres' outer edges: atan(t' / h) = 61.1 deg (Husky), 55.9 (rc_truck); at the hubs' mid-
+    # planes atan(t / h) = 56.5 and 51.3. The sag rolls the body a little further over the
+    # slope (the closed form above): the model tips within 1 deg of that
     from offroad_env.physics.vehicle import preset
     v = preset(name)
     want = compliant_side_tip(v)
-    rigid = math.degrees(math.atan(v.track_width / 2 / (v.wheel_radius + v.com[2])))
-    assert want < rigid and rigid - want < 3.0
+    t_c = v.track_width / 2 + v.wheel_width / 2
+    rigid = math.degrees(math.atan(t_c / (v.wheel_radius + v.com[2])))
+    assert rigid == pytest.approx({"husky": 61.1, "rc_truck": 55.9}[name], abs=0.05)
+    assert want < rigid and rigid - want < 3.5
     got = tilt_until_tip(v, want - 4.0, want + 3.0)
     assert got is not None and abs(got - want) <= 1.0, (got, want, rigid)
 
@@ -366,13 +390,19 @@ def four_wheel_climb_limit(vehicle, mu):
     return max(hr for hr in np.arange(0.005, 1.0, 0.005) if feasible(hr))
 
 
-def _ledge(h, mu, driven=None, seconds=30.0, speed=0.05, spacing=None):
-    """A Husky from 0.7 m before a ledge of ``h`` [m] (1 cm grid, so the edge is resolved),
-    driven at ``speed`` [m/s] on ``driven`` wheels; returns (rear hub x, front hub rise) [m]
-    at the end (the ledge at x = 0)."""
+def _ledge(h, mu, driven=None, seconds=30.0, speed=0.05, spacing=None, res=0.01,
+           planar=False):
+    """A Husky from 0.7 m before a ledge of ``h`` [m] (a ``res`` grid: 1 cm resolves the
+    edge), driven at ``speed`` [m/s] on ``driven`` wheels; returns (rear hub x, front hub
+    rise) [m] at the end (the ledge at x = 0). ``planar``: without the inertia tensor's
+    products (the URDF's small ones couple pitch into roll and yaw)."""
     import dataclasses
     v = HUSKY if driven is None else dataclasses.replace(HUSKY, driven=driven)
-    cfg = terrain.StepsConfig(size=(4.0, 2.0), resolution=(0.01, 0.01), step_height=h,
+    if planar:
+        J = v.inertia
+        v = dataclasses.replace(v, inertia=tuple(tuple(J[i][j] if i == j else 0.0
+                                                       for j in range(3)) for i in range(3)))
+    cfg = terrain.StepsConfig(size=(4.0, 2.0), resolution=(res, res), step_height=h,
                               count=1, start=0.0)
     rig = Rig(cfg, RigidBodyParams(mu=mu, contact_spacing=spacing), vehicle=v,
               state=start(x=-0.7))
@@ -401,6 +431,20 @@ def test_all_wheel_drive_climbs_a_ledge_below_the_quasi_static_limit_and_stalls_
 
 
 @pytest.mark.slow
+def test_on_a_coarse_grid_a_ledge_is_a_ramp_and_is_climbed():
+    """mu = 0.8, a ledge of 1.25 x the 4WD limit (0.095 m): on a 1 cm grid the edge is met at
+    theta = acos(1 - h / r) = 64.8 deg and the Husky stalls (the test above); on a 10 cm grid
+    the map holds a ramp of atan(h / 0.1) = 43.5 deg over one cell, whose tangent the wheels
+    meet at 43.5 deg, within the friction's reach: the Husky climbs it. A map must be finer
+    than h / tan(theta) (4.5 cm here) for a ledge to be a ledge."""
+    h = 1.25 * four_wheel_climb_limit(HUSKY, 0.8) * HUSKY.wheel_radius
+    assert math.degrees(math.acos(1 - h / HUSKY.wheel_radius)) == pytest.approx(64.8, abs=0.1)
+    assert h / math.tan(math.acos(1 - h / HUSKY.wheel_radius)) == pytest.approx(0.045, abs=0.001)
+    x, _ = _ledge(h, 0.8, res=0.1)
+    assert x > 0.1  # all four wheels on top
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("mu,speed", [(0.5, 0.1), (1.0, 0.2)])
 def test_a_lone_driven_wheel_climbs_while_tan_theta_is_within_mu(mu, speed):
     """Front-wheel drive, the rear wheels rolling free: the front wheel must climb on its own
@@ -412,11 +456,16 @@ def test_a_lone_driven_wheel_climbs_while_tan_theta_is_within_mu(mu, speed):
     force that would stop its slip within a substep (its Jacobi share of the body's effective
     mass times the slip speed over the substep), which against a steep edge at a slow command
     is below mu N: at 0.1 m/s on mu = 1 it stalls at 0.6 x; at 0.2 m/s on mu = 0.5 the speed
-    carries it over 1.2 x."""
+    carries it over 1.2 x.
+
+    The closed form is planar, so the body here has the Husky's principal moments without
+    their products: with them, the front wheels' push pitches the body, the products roll and
+    yaw it a little, and the wheels then meet the edge obliquely and crab up it (mu = 0.5
+    climbed 1.2 x so), which the planar limit does not describe."""
     lone = 1.0 - 1.0 / math.sqrt(1.0 + mu * mu)
     r = HUSKY.wheel_radius
     kw = dict(driven=(True, True, False, False), seconds=0.6 / speed + 4.0, spacing=0.004,
-              speed=speed)
+              speed=speed, planar=True)
     _, rise = _ledge(0.8 * lone * r, mu, **kw)
     assert rise == pytest.approx(0.8 * lone * r, abs=0.005)  # the front wheels are on top
     _, rise = _ledge(1.2 * lone * r, mu, **kw)
@@ -499,6 +548,42 @@ def test_the_physical_model_compiles_and_agrees_with_eager():
     assert_compiled_agrees(_env(**kw), _env(compile=True, **kw),
                            torch.tensor([[1.0, 0.6], [0.4, -0.3]]), 15, seed=5, tol=1e-4,
                            later_tol=2e-3)
+
+
+# ---------------------------------------------------------------------------- high-centring
+def _ridge(height, flank_deg=60.0, mu=1.0, seconds=8.0, speed=0.3):
+    """A Husky from 1.3 m before the crest of a ridge across its path (``height`` [m], flanks
+    at ``flank_deg``, 1 cm grid), driven at ``speed`` on all wheels; returns the rig."""
+    import numpy as np
+    res = 0.01
+    x = np.arange(-2.0, 4.0 + res / 2, res)
+    X, _ = np.meshgrid(x, np.arange(-1.5, 1.5 + res / 2, res))
+    Z = np.clip(height - np.abs(X - 1.0) * math.tan(math.radians(flank_deg)), 0.0, None)
+    hm = terrain.HeightMap(torch.tensor(Z, dtype=F64), (res, res), center=(1.0, 0.0))
+    rig = Rig(terrain.FlatConfig(size=(1.0, 1.0), resolution=(res, res)), RigidBodyParams(mu=mu),
+              state=start(x=-0.3))
+    rig.maps = hm
+    rig.run(seconds, torch.full((4, 1), speed / HUSKY.wheel_radius, dtype=F64))
+    return rig
+
+
+def test_a_ridge_taller_than_the_clearance_high_centres_the_husky():
+    """A ridge 0.22 m tall (the belly's clearance is 0.8 r = 0.132 m) with 60 deg flanks, so
+    0.25 m wide at its foot (the wheel base is 0.512 m), mu = 1: the front wheels climb over
+    it, the belly comes down on the crest, the springs extend past the sag and the wheels
+    hang: it stops on its belly with every wheel spinning at its target. A ridge of 0.12 m
+    passes under the belly and the Husky drives on."""
+    rig = _ridge(0.22)
+    hub_x = rig.info["hub"][0][:, 0]
+    assert float(hub_x[2]) < 1.0 < float(hub_x[0])  # the crest between the axles
+    assert float(rig.s.vel.norm()) < 0.01  # stopped
+    assert bool(rig.info["chassis_contact"][0])
+    assert float(rig.info["normal_force"].sum()) < 0.05 * HUSKY.mass * G  # wheels unloaded
+    target = 0.3 / HUSKY.wheel_radius
+    assert rig.s.wheel_omega[0].tolist() == pytest.approx([target] * 4, rel=0.05)  # spinning
+    low = _ridge(0.12)
+    assert float(low.info["hub"][0][2, 0]) > 1.5  # all of it past the ridge
+    assert float(low.s.vel[0, 0]) == pytest.approx(0.3, rel=0.05)
 
 
 # ---------------------------------------------------------------------------- holes and walls

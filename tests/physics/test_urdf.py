@@ -64,3 +64,27 @@ def test_the_wheel_joints_limit_effort_is_the_drives_torque_limit(tmp_path):
     (tmp_path / "neg.urdf").write_text(with_limits.replace('effort="30"', 'effort="-1"', 1))
     with pytest.raises(URDFError, match="must be > 0"):
         Vehicle.from_urdf(tmp_path / "neg.urdf")
+
+
+def test_the_urdf_gives_the_inertia_tensor_tyre_width_and_wheel_spin_inertia():
+    """The tensor about the centre of mass by a second route: every link's tensor plus its
+    point mass about base_link's origin, moved to the centre of mass by subtracting the whole
+    mass's parallel-axis term (the parser sums about the centre of mass directly)."""
+    import numpy as np
+    v = Vehicle.from_urdf(DATA / "husky.urdf")
+    chassis = (46.034, np.array([-0.00065, -0.085, 0.062]),
+               np.array([[0.6022, -0.02364, -0.1197], [-0.02364, 1.7386, -0.001544],
+                         [-0.1197, -0.001544, 2.0296]]))
+    wheel_I = np.diag([0.02467, 0.04411, 0.02467])
+    parts = [chassis] + [(2.637, np.array([x, y, 0.03282]), wheel_I)
+                         for x in (0.256, -0.256) for y in (0.2854, -0.2854)]
+    point = lambda m, c: m * (c @ c * np.eye(3) - np.outer(c, c))  # noqa: E731
+    M = sum(m for m, _, _ in parts)
+    C = sum(m * c for m, c, _ in parts) / M
+    J = sum(I + point(m, c) for m, c, I in parts) - point(M, C)
+    assert np.asarray(v.inertia) == pytest.approx(J, abs=1e-9)
+    assert (v.inertia[0][0], v.inertia[1][1]) == (v.inertia_roll, v.inertia_pitch)
+    # the wheel cylinders' length; the wheel links' inertia about the joint axis (0 1 0)
+    assert v.wheel_width == 0.1143 and v.wheel_inertia == pytest.approx(0.04411)
+    j = Vehicle.from_urdf(DATA / "jackal.urdf")
+    assert j.wheel_width == 0.04 and j.wheel_inertia > 0

@@ -44,3 +44,18 @@ def test_rectangle_corners_are_the_seeds_order_and_the_default_layout():
     v = Vehicle(wheel_base=2.0, track_width=1.0)
     assert v.wheel_positions == rectangle_corners(2.0, 1.0) and v.is_rectangle
     assert not six_wheel_rover().is_rectangle
+
+
+def test_the_inertia_tensor_tyre_width_and_wheel_inertia_are_checked():
+    from offroad_env.physics.vehicle import Vehicle
+    with pytest.raises(ValueError, match="wheel_width must be a finite number >= 0"):
+        Vehicle(wheel_width=-0.1)
+    with pytest.raises(ValueError, match="wheel_inertia must be a finite number > 0"):
+        Vehicle(wheel_inertia=0.0)
+    with pytest.raises(ValueError, match="inertia must be a symmetric positive definite"):
+        Vehicle(inertia=((1.0, 0.5, 0.0), (0.0, 2.0, 0.0), (0.0, 0.0, 3.0)))
+    with pytest.raises(ValueError, match=r"inertia's diagonal \[1.0, 2.5\] must hold "
+                                         r"inertia_roll 1.0 and inertia_pitch 2.0"):
+        Vehicle(inertia=((1.0, 0.0, 0.0), (0.0, 2.5, 0.0), (0.0, 0.0, 3.0)))
+    v = Vehicle(inertia=((1.0, 0.1, 0.0), (0.1, 2.0, 0.0), (0.0, 0.0, 3.0)))
+    assert v.inertia[0] == (1.0, 0.1, 0.0)

@@ -39,7 +39,7 @@ from ..drive import coupling_matrix, driven_mask, side_targets
 from ..ground import place
 from ..ground.contact import assemble
 from ..rigid_body import RigidBodyState, make_layout, rigid_body_step
-from ..rigid_params import RigidBodyParams, check_stable
+from ..rigid_params import RigidBodyParams, check_stable, for_vehicle
 from ..rotations import quat_from_ypr, rotation_entries, ypr_from_entries
 from ..stability import edge_table, force_angle_margin
 from .base import Drive, Field, ModelStep, VehicleModel, register_model
@@ -59,12 +59,17 @@ class RigidBody(VehicleModel):
 
     def __init__(self, cfg, vehicle):
         super().__init__(cfg, vehicle)
-        p = self.params
+        self._params = p = for_vehicle(super().params, vehicle, cfg.gravity)
         check_stable(vehicle, p, cfg.gravity)  # refused here, where the parameters enter
         self._cache = {}
         self._front = [q[0] > vehicle.com[0] for q in vehicle.wheel_positions]
         if p.steering == "ackermann" and not any(self._front):
             raise ValueError("steering='ackermann' needs wheels ahead of the centre of mass")
+
+    @property
+    def params(self) -> RigidBodyParams:
+        """``cfg.dynamics_params`` (or the defaults) with the vehicle's defaults filled in."""
+        return self._params
 
     @property
     def ground_mu(self) -> float:

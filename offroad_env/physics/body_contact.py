@@ -1,0 +1,125 @@
+"""Where the physical model (:mod:`.rigid_body`) meets the height map: each tyre's support
+from its rim samples and its tread's edges, the chassis points' contact forces, and the roof's
+check.
+
+Units: m, s, kg, N, rad. Shapes: ``(N,)`` per environment, ``(K, N)`` per wheel (wheel-major),
+``(K, M, N)`` per rim sample, ``(P, N)`` per chassis point; vectors as 3-tuples of those (world
+axes).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .rotations import rotation_entries
+
+__all__ = ["rim_support", "tyre_edges", "point_forces", "roof_down", "EDGE_TILT", "cross", "dot"]
+
+
+def cross(a, b):
+    """``a x b`` of 3-tuples of broadcastable tensors."""
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+def dot(a, b):
+    """``a . b`` of 3-tuples of broadcastable tensors."""
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+def rim_support(cand, d, e, r: float):
+    """The wheel's support from its rim samples: ``(s, d, e)`` ``(K, N)``, the compression and
+    the contact's offset ``d`` along the wheel's forward direction, ``e = sqrt(r^2 - d^2)``.
+
+    ``cand`` ``(K, M, N)``: the compression each rim sample asks for; ``d``, ``e`` ``(M, 1)``:
+    the samples' offsets along the wheel's forward direction and ``sqrt(r^2 - d^2)``. In the wheel's plane the
+    terrain under sample i is the point ``(d_i, u_i = cand_i - e_i)`` (``u`` along z_b from the
+    free hub), and the profile between two samples the segment joining them. The disc rests on
+    the highest support of any point or segment: a point asks ``s = cand_i`` (its normal is the
+    disc's radius there); a segment of slope ``k`` asks ``s = u_i - k d_i + r sqrt(1 + k^2)``
+    where its tangent point ``d = r k / sqrt(1 + k^2)`` lies on it (its normal is the
+    segment's). On a plane this is the exact tangent point; at an edge the corner sample
+    carries the wheel, a sample spacing from the true corner at most."""
+    u = cand - e
+    d0, d1 = d[:-1], d[1:]
+    k = (u[:, 1:] - u[:, :-1]) / (d1 - d0)
+    root = torch.sqrt(1.0 + k * k)
+    d_t = r * k / root
+    s_seg = u[:, :-1] - k * d0 + r * root
+    ok = (d_t >= d0) & (d_t <= d1) & (cand[:, :-1] > -1e8) & (cand[:, 1:] > -1e8)
+    s_seg = torch.where(ok, s_seg, torch.full_like(s_seg, -1e9))
+    s_pt, i_pt = cand.max(1)
+    s_sg, i_sg = s_seg.max(1)
+    seg = s_sg > s_pt
+    d_pt = d.squeeze(1)[i_pt]
+    d_sg = d_t.gather(1, i_sg.unsqueeze(1)).squeeze(1)
+    d_s = torch.where(seg, d_sg, d_pt)
+    e_s = torch.sqrt((r * r - d_s * d_s).clamp_min(0.0))
+    return torch.where(seg, s_sg, s_pt), d_s, e_s
+
+
+EDGE_TILT = math.radians(2.0)  #: the tread's tilt over which a tyre's contact moves across
+
+
+def tyre_edges(s_w, H, zb, n, l_, r: float, half_w: float, maps, map_index):
+    """The tyre's width: ``(s, side)`` ``(K, N)``, the compression with the tyre's edges and the
+    contact's place across the tread (-1 .. 1, times ``half_w`` along the axle ``l``).
+
+    The tread is the line through the mid-plane's contact (at the compression ``s_w``, or at
+    full extension) along the axle, ``half_w`` each side. The ground's height at its two
+    edges gives each edge's gap (> 0: the ground is above the edge); the compression grows by
+    the highest gap along z_b. The contact moves from the mid-plane to an edge as that edge's
+    gap exceeds the higher of the other two places' by up to ``w tan(EDGE_TILT)``, the tread
+    tilted 2 deg against the ground (a stiff tyre's give; a rigid one's contact would jump):
+    on a level tread it stays in the middle, and on a tread tilted further (the downhill
+    wheels of a vehicle about to tip, the outside wheels of a hard turn) it is at the outer
+    edge, so the tipping axis is ``t + w / 2`` from the centre line. The edges are
+    looked at only at the mid-plane contact's place along the wheel: a ledge across the
+    tyre's path at an angle meets the mid-plane first."""
+    s0 = s_w.clamp_min(0.0)
+    zbz = zb[2].clamp_min(0.1)
+    base = tuple(H[i] + s0 * zb[i] - r * n[i] for i in range(3))
+    gap = []
+    for sgn in (1.0, -1.0):
+        # (height_slope, not height: a compiled step with height here corrupted the heap, torch
+        # 2.13's inductor on CPU; the slope is dropped unused)
+        g = maps.height_slope(base[0] + sgn * half_w * l_[0], base[1] + sgn * half_w * l_[1],
+                              map_index)[0] - (base[2] + sgn * half_w * l_[2])
+        gap.append(torch.where(torch.isnan(g), torch.full_like(g, -1e9), g))
+    mid = (s_w - s0) * zbz  # the mid-plane's gap (0 on the ground; < 0 a wheel in the air)
+    s = torch.maximum(s_w, s0 + torch.maximum(gap[0], gap[1]) / zbz)
+    give = 2.0 * half_w * math.tan(EDGE_TILT)
+    out = ((gap[0] - torch.maximum(gap[1], mid)) / give).clamp(0.0, 1.0)
+    inn = ((gap[1] - torch.maximum(gap[0], mid)) / give).clamp(0.0, 1.0)
+    return s, out - inn
+
+
+def point_forces(off, nrm, pen, hit, scale, v, w_w, k_c: float, c_c: float, stick: float, mu):
+    """The ground's force and moment on chassis points ``(P, N)`` at ``off`` from the centre of
+    mass (world axes) that are ``pen`` deep along the contact normal ``nrm`` where ``hit``: a
+    spring-damper ``scale (k_c pen - c_c v_n)`` (no pull) and Coulomb friction against the
+    sliding velocity, up to the force that stops it within the substep (``scale stick
+    v_t``). Returns the sums over the points, ``(F, tau)``, each three ``(N,)``."""
+    wxp = cross(w_w, off)
+    vP = tuple(v[i] + wxp[i] for i in range(3))
+    vn = dot(vP, nrm)
+    Fn = torch.where(hit, (scale * (k_c * pen - c_c * vn)).clamp_min(0.0), torch.zeros_like(pen))
+    vt = tuple(vP[i] - vn * nrm[i] for i in range(3))
+    vt_n = torch.sqrt(dot(vt, vt))
+    ft = torch.minimum(vt_n * (scale * stick), mu * Fn) / vt_n.clamp_min(1e-9)
+    FP = tuple(torch.where(hit, Fn * nrm[i] - ft * vt[i], torch.zeros_like(pen))
+               for i in range(3))
+    tq = cross(off, FP)
+    return tuple(f.sum(0) for f in FP), tuple(t.sum(0) for t in tq)
+
+
+def roof_down(c, q, roof, maps, map_index) -> torch.Tensor:
+    """``(N,)`` bool: a roof corner (``roof``: three ``(4, 1)`` columns from the centre of
+    mass, body frame) is at or below the ground (the body lies on its back or
+    side). Judged once a step, at its end: a roof on the ground ends the episode, so its
+    contact forces are not integrated."""
+    R = rotation_entries(*q)
+    off = tuple(R[i][0] * roof[0] + R[i][1] * roof[1] + R[i][2] * roof[2] for i in range(3))
+    W = tuple(c[i] + off[i] for i in range(3))
+    return (maps.height(W[0], W[1], map_index) >= W[2]).any(0)
