@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 import os
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 
 import terrain as terrain_pkg
 from terrain import HeightMap
@@ -235,6 +237,9 @@ class SimConfig:
             raise ValueError(f"substeps must be an int >= 1, got {self.substeps!r}")
         if int(self.action_repeat) != self.action_repeat or self.action_repeat < 1:
             raise ValueError(f"action_repeat must be an int >= 1, got {self.action_repeat!r}")
+        seed = self.terrain_seed
+        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+            raise ValueError(f"terrain_seed must be an int >= 0, got {seed!r}")
         if int(self.num_maps) != self.num_maps or self.num_maps < 1:
             raise ValueError(f"num_maps must be an int >= 1, got {self.num_maps!r}")
         if self.heightmap is not None and not isinstance(self.heightmap, HeightMap):
@@ -374,6 +379,14 @@ def make_config(task: str | TaskConfig = "nav", config: SimConfig | None = None,
         if str(terrain_arg) in terrain_pkg.GENERATORS:
             overrides["terrain"] = terrain_pkg.GENERATORS[str(terrain_arg)][0]()
         else:
+            path = Path(terrain_arg)
+            if not path.exists():
+                raise ValueError(
+                    f"terrain {str(terrain_arg)!r} is neither a map file (no such file) nor a "
+                    f"generator; generators: {sorted(terrain_pkg.GENERATORS)}")
+            if path.is_dir():
+                raise ValueError(f"terrain {str(terrain_arg)!r} is a directory; give a map file "
+                                 "(GeoTIFF, PNG, .npy) or a generator name")
             overrides.pop("terrain")
             overrides["heightmap"] = terrain_pkg.load(terrain_arg)
     names = {f.name for f in dataclasses.fields(SimConfig)}

@@ -12,6 +12,8 @@ spawns (:mod:`.spawn`) and places the vehicles at rest. The Gymnasium classes
 
 from __future__ import annotations
 
+import numbers
+
 from typing import Callable
 
 import numpy as np
@@ -50,7 +52,8 @@ class Simulator:
 
     def __init__(self, cfg: SimConfig, num_envs: int, device="cpu", dtype=torch.float32,
                  compile: bool = False):
-        if int(num_envs) != num_envs or num_envs < 1:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, numbers.Real) \
+                or int(num_envs) != num_envs or num_envs < 1:
             raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
         self.cfg = cfg
         self.n = int(num_envs)

@@ -207,6 +207,26 @@ def test_bad_env_arguments_are_one_line_errors(kw, match):
         OffroadVectorEnv(num_envs=2, **kw)
 
 
+def test_the_user_trial_errors_name_the_argument_and_what_is_accepted(tmp_path, capsys):
+    """Issue 27, item 12: a misspelt generator, num_envs=None, a negative terrain_seed, a
+    directory as terrain, a misspelt command."""
+    import gymnasium as gym
+    with pytest.raises(ValueError, match=r"terrain 'perlinn' is neither a map file .* nor a "
+                                         r"generator; generators: \[.*'perlin'"):
+        gym.make("offroad_env/OffroadNav-v0", terrain="perlinn")
+    with pytest.raises(ValueError, match="terrain .* is a directory"):
+        gym.make("offroad_env/OffroadNav-v0", terrain=str(tmp_path))
+    with pytest.raises(ValueError, match="num_envs must be an int >= 1, got None"):
+        gym.make_vec("offroad_env/OffroadNav-v0", num_envs=None)
+    with pytest.raises(ValueError, match="terrain_seed must be an int >= 0, got -1"):
+        gym.make("offroad_env/OffroadNav-v0", terrain_seed=-1)
+    from train.cli import main
+    assert main(["trian"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown command 'trian' (did you mean 'train'?)" in err
+    assert "demo, terrain, train, evaluate, bench" in err
+
+
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the error without CUDA")
 def test_cuda_without_cuda_is_a_clear_error():
     with pytest.raises(ValueError, match="CUDA is not available"):

@@ -8,10 +8,19 @@ from __future__ import annotations
 
 import sys
 
-__all__ = ["main", "COMMANDS"]
+__all__ = ["main", "COMMANDS", "all_commands"]
 
 #: subcommand -> module whose ``main(argv)`` runs it
 COMMANDS = {"train": "train.ppo", "evaluate": "train.evaluate", "bench": "train.bench"}
+
+
+def all_commands() -> list[str]:
+    """Every subcommand: the environment's (from its parser) and the training package's."""
+    import argparse
+
+    from offroad_env.cli import build_parser
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return list(sub.choices) + list(COMMANDS)
 
 
 def main(argv=None) -> int:
@@ -19,6 +28,14 @@ def main(argv=None) -> int:
     if argv and argv[0] in COMMANDS:
         import importlib
         return importlib.import_module(COMMANDS[argv[0]]).main(argv[1:])
+    if argv and not argv[0].startswith("-") and argv[0] not in all_commands():
+        import difflib
+        known = all_commands()
+        close = difflib.get_close_matches(argv[0], known, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        print(f"offroad-env: error: unknown command {argv[0]!r}{hint}; commands: "
+              f"{', '.join(known)}", file=sys.stderr)
+        return 2
     from offroad_env.cli import main as env_main
     return env_main(argv)
 
