@@ -252,6 +252,12 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def command_names() -> list[str]:
+    """The subcommands of :func:`build_parser` (``demo``, ``terrain``)."""
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return list(sub.choices)
+
+
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:

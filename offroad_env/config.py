@@ -381,12 +381,13 @@ def make_config(task: str | TaskConfig = "nav", config: SimConfig | None = None,
         else:
             path = Path(terrain_arg)
             if not path.exists():
-                raise ValueError(
+                raise terrain_pkg.TerrainFileError(
                     f"terrain {str(terrain_arg)!r} is neither a map file (no such file) nor a "
                     f"generator; generators: {sorted(terrain_pkg.GENERATORS)}")
             if path.is_dir():
-                raise ValueError(f"terrain {str(terrain_arg)!r} is a directory; give a map file "
-                                 "(GeoTIFF, PNG, .npy) or a generator name")
+                raise terrain_pkg.TerrainFileError(
+                    f"terrain {str(terrain_arg)!r} is a directory; give a map file (GeoTIFF, "
+                    "PNG, .npy) or a generator name")
             overrides.pop("terrain")
             overrides["heightmap"] = terrain_pkg.load(terrain_arg)
     names = {f.name for f in dataclasses.fields(SimConfig)}

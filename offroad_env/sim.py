@@ -39,6 +39,12 @@ from .tasks import Task
 __all__ = ["Simulator", "check_device"]
 
 
+def _check_num_envs(num_envs) -> None:
+    if isinstance(num_envs, bool) or not isinstance(num_envs, numbers.Real) \
+            or int(num_envs) != num_envs or num_envs < 1:
+        raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
+
+
 class Simulator:
     """N environments as tensors on one device.
 
@@ -52,9 +58,7 @@ class Simulator:
 
     def __init__(self, cfg: SimConfig, num_envs: int, device="cpu", dtype=torch.float32,
                  compile: bool = False):
-        if isinstance(num_envs, bool) or not isinstance(num_envs, numbers.Real) \
-                or int(num_envs) != num_envs or num_envs < 1:
-            raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
+        _check_num_envs(num_envs)
         self.cfg = cfg
         self.n = int(num_envs)
         self.device = check_device(device)

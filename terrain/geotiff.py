@@ -57,7 +57,21 @@ def metres_per_degree(lat_deg: float) -> tuple[float, float]:
 def read_geotiff(path, max_pixels, fail) -> dict:
     """Read a GeoTIFF DEM: ``{"heights": (ny, nx) float64 rows growing with +y (NaN holes),
     "resolution": (rx, ry), "origin": (x0, y0) of sample [0, 0] or None (geographic: centred
-    at (0, 0)), "crs": a description}``. ``fail(message)`` makes the error to raise."""
+    at (0, 0)), "crs": a description}``. ``fail(message)`` makes the error to raise.
+
+    tifffile's own log lines (a corrupt file's "invalid offset...") are held back while it
+    reads: the clear error raised here says what is wrong."""
+    import logging
+    log = logging.getLogger("tifffile")
+    level = log.level
+    log.setLevel(logging.CRITICAL + 1)
+    try:
+        return _read_geotiff(path, max_pixels, fail)
+    finally:
+        log.setLevel(level)
+
+
+def _read_geotiff(path, max_pixels, fail) -> dict:
     tifffile = _tifffile(path)
     try:
         tif = tifffile.TiffFile(path)

@@ -52,14 +52,23 @@ def load_checkpoint(path, env=None, device="cpu") -> tuple[Agent, dict]:
     :class:`CheckpointError` with the reason otherwise.
     """
     path = Path(path)
+    if path.is_dir():
+        inside = path / "checkpoint.pt"
+        hint = f"; the run's checkpoint is {inside}" if inside.is_file() else ""
+        raise CheckpointError(f"checkpoint {path} is a directory, not a checkpoint file{hint}")
     if not path.is_file():
         raise CheckpointError(f"checkpoint {path} does not exist")
     try:
         state = torch.load(path, map_location=device, weights_only=True)
     except Exception as exc:  # corrupt, truncated, not a torch file, unsafe pickle
-        first = (str(exc).splitlines() or ["empty file" if path.stat().st_size == 0 else ""])[0]
-        raise CheckpointError(f"checkpoint {path} cannot be read ({type(exc).__name__}: "
-                              f"{first[:200]})") from None
+        if path.stat().st_size == 0:
+            why = "empty file"
+        elif "Weights only load failed" in str(exc):
+            # never pass on torch's advice to load it unsafely: it is simply not ours
+            why = "it holds objects an offroad-env checkpoint never has"
+        else:
+            why = f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:200]}"
+        raise CheckpointError(f"{path} is not an offroad-env checkpoint ({why})") from None
     if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
         raise CheckpointError(f"{path} is not an offroad-env PPO checkpoint (format "
                               f"{state.get('format') if isinstance(state, dict) else None!r}, "

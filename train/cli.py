@@ -16,11 +16,8 @@ COMMANDS = {"train": "train.ppo", "evaluate": "train.evaluate", "bench": "train.
 
 def all_commands() -> list[str]:
     """Every subcommand: the environment's (from its parser) and the training package's."""
-    import argparse
-
-    from offroad_env.cli import build_parser
-    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
-    return list(sub.choices) + list(COMMANDS)
+    from offroad_env.cli import command_names
+    return command_names() + list(COMMANDS)
 
 
 def main(argv=None) -> int:

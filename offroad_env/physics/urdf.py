@@ -39,6 +39,9 @@ class URDFError(ValueError):
 
 
 def _floats(text, n, path, what):
+    if text is not None and ("${" in text or "$(" in text):
+        raise URDFError(f"{path}: {what} {text!r} is an unexpanded xacro expression: the file is "
+                        "xacro; expand it first (xacro robot.urdf.xacro > robot.urdf)")
     try:
         vals = [float(v) for v in (text or "").split()]
     except ValueError:
@@ -48,6 +51,14 @@ def _floats(text, n, path, what):
     if len(vals) != n or not all(math.isfinite(v) for v in vals):
         raise URDFError(f"{path}: {what} {text!r} is not {n} finite numbers")
     return vals
+
+
+def _inertia(el, path, link) -> np.ndarray:
+    """The 3 x 3 tensor of an ``<inertia>`` element (missing entries 0)."""
+    g = {k: _floats(el.get(k, "0"), 1, path, f"link {link!r} inertia {k}")[0]
+         for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
+    return np.array([[g["ixx"], g["ixy"], g["ixz"]], [g["ixy"], g["iyy"], g["iyz"]],
+                     [g["ixz"], g["iyz"], g["izz"]]])
 
 
 def _rpy(r, p, y) -> np.ndarray:
@@ -132,9 +143,7 @@ def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | No
         I_el = None if inert is None else inert.find("inertia")
         if I_el is None:
             return None
-        g = {k: float(I_el.get(k, "0")) for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
-        Il = np.array([[g["ixx"], g["ixy"], g["ixz"]], [g["ixy"], g["iyy"], g["iyz"]],
-                       [g["ixz"], g["iyz"], g["izz"]]])
+        Il = _inertia(I_el, path, link.get("name"))
         Ri, _ = _origin(inert, path)
         ax_el = joint.find("axis")
         a = np.array(_floats(ax_el.get("xyz") if ax_el is not None else "1 0 0", 3, path,
@@ -154,8 +163,18 @@ def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | No
             raise URDFError(f"{path}: no joint(s) {missing}; joints: {sorted(by_name)}")
         picked = [by_name[w] for w in wheels]
     if len(picked) < 3:
-        raise URDFError(f"{path}: found {len(picked)} wheel(s) (continuous joints with a "
-                        "cylinder collision); name the wheel joints with wheels=[...]")
+        names = [j.get("name") for j in picked]
+        casters = sorted(n for n, link in links.items()
+                         if "caster" in (n or "").lower()
+                         or link.find("collision/geometry/sphere") is not None)
+        if casters and len(picked) == 2:
+            raise URDFError(f"{path}: two wheels ({names}) and caster(s) {casters}: a robot on "
+                            "two driven wheels and a caster is not supported; the vehicle "
+                            "models need three or more wheels with cylinder collisions")
+        raise URDFError(f"{path}: found {len(picked)} wheel(s) {names} (continuous joints with "
+                        "a cylinder collision); a vehicle needs three or more"
+                        + ("; name the wheel joints with wheels=[...]" if wheels is None
+                           else ""))
     hubs, radii, widths, spins, efforts = [], [], [], [], []
     for j in picked:
         lim = j.find("limit")
@@ -182,6 +201,12 @@ def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | No
         raise URDFError(f"{path}: the wheel joints' limit efforts differ or are missing on some "
                         f"({efforts} for {len(picked)} wheels); give all wheels one, or none")
     hubs = np.array(hubs)
+    spread = float(hubs[:, 2].max() - hubs[:, 2].min())
+    if spread > max(0.005, 0.05 * radii[0]):
+        import warnings
+        warnings.warn(f"{path}: the wheel hubs' heights differ by {spread:.3f} m; the vehicle "
+                      "puts every hub at the rear axle's height (check the wheel joints' "
+                      "origins)", stacklevel=2)
     hubs = hubs[np.lexsort((-hubs[:, 1], -hubs[:, 0]))]  # front to rear, left to right
     x_rear, x_front = hubs[:, 0].min(), hubs[:, 0].max()
     rear = hubs[np.isclose(hubs[:, 0], x_rear, atol=1e-6)]
@@ -195,17 +220,14 @@ def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | No
         if inert is None:
             continue
         m_el = inert.find("mass")
-        m = float(m_el.get("value", "0")) if m_el is not None else 0.0
+        m = _floats(m_el.get("value", "0"), 1, path, f"link {lname!r} mass")[0] \
+            if m_el is not None else 0.0
         if not (math.isfinite(m) and m >= 0):
             raise URDFError(f"{path}: link {lname!r} has mass {m}")
         Ri, ti = _origin(inert, path)
         c = R @ ti + t
         I_el = inert.find("inertia")
-        Il = np.zeros((3, 3))
-        if I_el is not None:
-            g = {k: float(I_el.get(k, "0")) for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
-            Il = np.array([[g["ixx"], g["ixy"], g["ixz"]], [g["ixy"], g["iyy"], g["iyz"]],
-                           [g["ixz"], g["iyz"], g["izz"]]])
+        Il = np.zeros((3, 3)) if I_el is None else _inertia(I_el, path, lname)
         Rb = R @ Ri
         inertia.append((m, c, Rb @ Il @ Rb.T))
         total += m

@@ -458,3 +458,15 @@ def test_a_utm_geotiff_drives_end_to_end(tmp_path):
     v = env.state_view()
     assert bool((v.x > 500000).all()) and bool((v.y > 4099400).all())
     assert bool(torch.isfinite(v.base_position_w).all()) and float(v.base_position_w[0, 2]) > 1000
+
+
+def test_a_corrupt_geotiff_is_one_clear_error_and_nothing_else_on_stderr(tmp_path, capfd):
+    """Issue 27, item 12: tifffile logs its own complaint about a corrupt file; only the clear
+    error reaches the user."""
+    pytest.importorskip("tifffile")
+    bad = tmp_path / "bad.tif"
+    bad.write_bytes(b"II*\x00" + b"garbage-garbage-garbage")
+    with pytest.raises(terrain.TerrainFileError, match="bad.tif"):
+        terrain.load(bad)
+    out, err = capfd.readouterr()
+    assert "tifffile" not in err and "offset" not in err, err

@@ -88,3 +88,33 @@ def test_the_urdf_gives_the_inertia_tensor_tyre_width_and_wheel_spin_inertia():
     assert v.wheel_width == 0.1143 and v.wheel_inertia == pytest.approx(0.04411)
     j = Vehicle.from_urdf(DATA / "jackal.urdf")
     assert j.wheel_width == 0.04 and j.wheel_inertia > 0
+
+
+def test_urdf_user_trial_errors_say_what_is_wrong(tmp_path):
+    """Issue 27, item 12: an unexpanded xacro value, a robot on two wheels and a caster, a hub
+    5 cm lower than the others."""
+    import re
+    import warnings
+    src = (DATA / "husky.urdf").read_text()
+    (tmp_path / "x.urdf").write_text(src.replace('radius="0.1651"', 'radius="${wheel_radius}"', 1))
+    with pytest.raises(URDFError, match=r"cylinder radius '\$\{wheel_radius\}' is an unexpanded "
+                                        r"xacro expression: the file is xacro; expand it"):
+        Vehicle.from_urdf(tmp_path / "x.urdf")
+    # two wheels and a caster (a TurtleBot3-like robot), named or not
+    two = re.sub(r'<joint name="rear_(left|right)_wheel" type="continuous">',
+                 r'<joint name="rear_\1_wheel" type="fixed">', src)
+    two = two.replace("</robot>", '<link name="caster_back_link"><collision><geometry>'
+                                  '<sphere radius="0.01"/></geometry></collision></link></robot>')
+    (tmp_path / "c.urdf").write_text(two)
+    for wheels in (None, ["front_left_wheel", "front_right_wheel"]):
+        with pytest.raises(URDFError, match=r"two wheels .* and caster\(s\) \['caster_back_link'"
+                                            r"\]: a robot on two driven wheels and a caster is "
+                                            r"not supported"):
+            Vehicle.from_urdf(tmp_path / "c.urdf", wheels=wheels)
+    low = src.replace('xyz="0.256 0.2854 0.03282"', 'xyz="0.256 0.2854 -0.01718"')
+    (tmp_path / "l.urdf").write_text(low)
+    with pytest.warns(UserWarning, match=r"the wheel hubs' heights differ by 0.050 m"):
+        Vehicle.from_urdf(tmp_path / "l.urdf")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Vehicle.from_urdf(DATA / "husky.urdf")  # level hubs: no warning

@@ -113,21 +113,27 @@ def test_bad_checkpoints_and_ids_are_clear_errors(tmp_path):
     with pytest.raises(ppo.CheckpointError, match="does not exist"):
         ppo.load_checkpoint(tmp_path / "none.pt")
     (tmp_path / "junk.pt").write_bytes(b"not a checkpoint at all")
-    with pytest.raises(ppo.CheckpointError, match="cannot be read"):
+    with pytest.raises(ppo.CheckpointError, match="junk.pt is not an offroad-env checkpoint"):
         ppo.load_checkpoint(tmp_path / "junk.pt")
     torch.save({"weights": torch.zeros(3)}, tmp_path / "other.pt")
     with pytest.raises(ppo.CheckpointError, match="not an offroad-env PPO checkpoint"):
         ppo.load_checkpoint(tmp_path / "other.pt")
     # an arbitrary pickled object: weights_only refuses it
+    # (and torch's advice to load it with weights_only=False is never passed on: issue 27)
     torch.save({"format": ppo.CHECKPOINT_FORMAT, "x": _Evil()}, tmp_path / "evil.pt")
-    with pytest.raises(ppo.CheckpointError, match="cannot be read"):
+    with pytest.raises(ppo.CheckpointError, match="is not an offroad-env checkpoint") as err:
         ppo.load_checkpoint(tmp_path / "evil.pt")
+    assert "weights_only" not in str(err.value) and "trust" not in str(err.value)
     # a truncated file
     ppo.train(_smoke_cfg(tmp_path / "run", total_steps=128))
     data = (tmp_path / "run" / "checkpoint.pt").read_bytes()
     (tmp_path / "cut.pt").write_bytes(data[: len(data) // 2])
-    with pytest.raises(ppo.CheckpointError, match="cannot be read"):
+    with pytest.raises(ppo.CheckpointError, match="cut.pt is not an offroad-env checkpoint"):
         ppo.load_checkpoint(tmp_path / "cut.pt")
+    # a run folder instead of its checkpoint
+    with pytest.raises(ppo.CheckpointError, match=r"is a directory, not a checkpoint file; the "
+                                                  r"run's checkpoint is .*checkpoint.pt"):
+        ppo.load_checkpoint(tmp_path / "run")
     # another observation layout: the velocity task has a command instead of the goal
     venv = ppo.make_vec_env("offroad_env/OffroadVelocity-v0", 2)
     with pytest.raises(ppo.CheckpointError, match="observation layout"):
