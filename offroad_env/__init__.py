@@ -20,10 +20,14 @@ Importing the package registers the environments::
 
 import os
 
-import gymnasium as gym
-import torch
+from ._siblings import check_siblings
 
-from .devices import check_device
+check_siblings()  # a user's own `terrain` folder would be imported in place of ours
+
+import gymnasium as gym  # noqa: E402
+import torch  # noqa: E402
+
+from .devices import check_device  # noqa: E402
 from .config import HeightScanConfig, ImuConfig, SimConfig, TaskConfig, make_config
 from .env import OffroadEnv
 from .physics.ground import GroundContact, four_wheel, place, rigid_contact

@@ -374,3 +374,27 @@ def test_the_imu_at_high_altitude_is_as_clean_as_at_sea_level():
             worst = max(worst, float((torch.linalg.vector_norm(env.state_view().accel_s, dim=1)
                                       - 9.81).abs().max()))
         assert worst < 2e-3, (base, worst)
+
+
+def test_a_users_own_terrain_folder_is_named_at_import(tmp_path):
+    """Issue 27, item 12: offroad-env's top-level `terrain` (and `wrappers`, `train`) can be
+    hidden by a user's folder of the same name in the working directory."""
+    import subprocess
+    import sys
+    (tmp_path / "terrain").mkdir()
+    (tmp_path / "terrain" / "__init__.py").write_text("")
+    run = subprocess.run([sys.executable, "-c", "import offroad_env"], cwd=tmp_path,
+                         capture_output=True, text=True)
+    assert run.returncode == 1
+    assert f"the name 'terrain' is taken by {tmp_path.resolve() / 'terrain'}" in run.stderr
+    assert "rename it, or run from another folder" in run.stderr
+    (tmp_path / "terrain" / "__init__.py").unlink()
+    (tmp_path / "terrain").rmdir()
+    (tmp_path / "wrappers").mkdir()
+    (tmp_path / "wrappers" / "__init__.py").write_text("")
+    (tmp_path / "train.py").write_text("")  # a script of that name is common: left alone
+    run = subprocess.run([sys.executable, "-W", "always", "-c", "import offroad_env"],
+                         cwd=tmp_path, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "the name 'wrappers' is taken by" in run.stderr
+    assert "'train'" not in run.stderr
