@@ -111,6 +111,10 @@ def plot_learning_curve(csv_path: Path, png_path: Path) -> None:
     col = lambda k: np.array([float(r[k]) for r in rows])  # noqa: E731
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))
     a1.plot(x, col("return_mean"))  # window statistics: no gaps once episodes have ended
+    if not np.isfinite(col("return_mean")).any():
+        for ax in (a1, a2):
+            ax.text(0.5, 0.5, "no finished episodes yet", transform=ax.transAxes,
+                    ha="center", va="center")
     a1.set_xlabel("environment steps")
     a1.set_ylabel("mean episode return")
     a1.grid(True, alpha=0.3)

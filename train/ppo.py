@@ -162,8 +162,10 @@ class PPOConfig:
         return self.num_envs * self.num_steps
 
     def num_iterations(self, world: int = 1) -> int:
-        """Iterations to ``total_steps`` env steps (over ``world`` ranks' batches)."""
-        return max(1, self.total_steps // (self.batch_size * world))
+        """Iterations to ``total_steps`` env steps (over ``world`` ranks' batches), rounded up
+        to whole iterations (a run never stops short of what was asked; the trainer says when
+        it rounds)."""
+        return max(1, -(-self.total_steps // (self.batch_size * world)))
 
 
 # ---------------------------------------------------------------------- networks
@@ -258,6 +260,11 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs) -> dict:
         env.unwrapped.set_episode_steps(torch.randint(0, limit, (N,), generator=g).to(device))
         episodes_now.counted = torch.zeros_like(episodes_now.counted)
     n_iter = cfg.num_iterations(W)  # total_steps counts every rank's env steps
+    if n_iter * cfg.batch_size * W != cfg.total_steps and ddp.main:
+        print(f"train.ppo: total_steps {cfg.total_steps} is not a whole number of iterations "
+              f"of {cfg.batch_size * W} env steps (num_envs x num_steps"
+              f"{' x ranks' if W > 1 else ''}): training {n_iter * cfg.batch_size * W} "
+              f"({n_iter} iterations)", file=sys.stderr)
     bar = progress_bar(n_iter * cfg.batch_size * W, global_step,
                        cfg.progress and ddp.main)
     t_start = time.perf_counter()
@@ -369,10 +376,22 @@ def main(argv=None) -> int:
         return 2
     if int(os.environ.get("RANK", "0")) != 0:
         return 0  # rank 0 reports for the run
-    print(json.dumps({k: summary[k] for k in ("global_step", "time_s", "window_episodes",
-                                              "return_mean", "success_rate", "tip_over_rate",
-                                              "checkpoint")}, indent=2))
+    print(json.dumps(summary_json(summary), indent=2))
     return 0
+
+
+def summary_json(summary: dict) -> dict:
+    """The run's summary as valid JSON values: a statistic with no finished episode behind it
+    is ``null`` (not NaN), and ``note`` says why."""
+    keys = ("global_step", "time_s", "window_episodes", "return_mean", "success_rate",
+            "tip_over_rate", "checkpoint")
+    out = {k: (None if isinstance(summary[k], float) and math.isnan(summary[k]) else summary[k])
+           for k in keys}
+    if not summary["window_episodes"]:
+        out["note"] = ("no finished episodes yet (with spread_starts, each environment's first, "
+                       "shortened episode is left out): train longer for a return and success "
+                       "rate")
+    return out
 
 
 if __name__ == "__main__":

@@ -95,6 +95,25 @@ def test_smoke_run_logs_checkpoints_and_resumes(tmp_path):
         not torch.equal(before["critic.0.weight"], after["model"]["critic.0.weight"])
 
 
+def test_a_short_run_rounds_up_to_whole_iterations_and_prints_valid_json(tmp_path, capsys):
+    """Issue 27, item 4: 200 steps of 16 x 8 is not whole iterations: it trains 256 and says
+    so; with no finished episode the summary's statistics are null (not NaN) with a note."""
+    import json
+
+    def strict(const):
+        raise ValueError(f"not JSON: {const}")
+
+    assert ppo.main(["--out", str(tmp_path / "r"), "--num-envs", "16", "--num-steps", "8",
+                     "--total-steps", "200", "--hidden", "16", "--no-progress"]) == 0
+    out, err = capsys.readouterr()
+    assert "total_steps 200 is not a whole number of iterations of 128 env steps" in err
+    assert "training 256 (2 iterations)" in err
+    summary = json.loads(out, parse_constant=strict)
+    assert summary["global_step"] == 256 and summary["window_episodes"] == 0
+    assert summary["return_mean"] is None and summary["success_rate"] is None
+    assert summary["note"].startswith("no finished episodes yet")
+
+
 def test_training_is_deterministic_per_seed(tmp_path):
     ppo.train(_smoke_cfg(tmp_path / "a"))
     ppo.train(_smoke_cfg(tmp_path / "b"))
