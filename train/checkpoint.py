@@ -95,12 +95,16 @@ def load_checkpoint(path, env=None, device="cpu") -> tuple[Agent, dict]:
 
 def sim_config_plain(sim_cfg) -> dict:
     """The environment's full resolved SimConfig as JSON-able values (a given height map by
-    its description)."""
+    its description; the generator fields it replaces say so)."""
     out = {}
+    given = sim_cfg.heightmap is not None
     for f in dataclasses.fields(sim_cfg):
         v = getattr(sim_cfg, f.name)
         if f.name == "heightmap":
             out[f.name] = None if v is None else repr(v)
+        elif given and f.name in ("terrain", "num_maps", "terrain_seed"):
+            # a given map replaces the generator: its defaults did not make this run's terrain
+            out[f.name] = "not used: the run's map is 'heightmap'"
         elif dataclasses.is_dataclass(v):
             out[f.name] = {"type": type(v).__name__,
                            **json.loads(json.dumps(dataclasses.asdict(v), default=str))}

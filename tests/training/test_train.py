@@ -420,3 +420,20 @@ def test_config_json_records_the_resolved_environment(tmp_path):
     res = cfg["env_resolved"]
     assert res["dynamics"] == "skid_steer" and res["vehicle"] == "husky"
     assert res["terrain"]["type"] == "PerlinConfig" and res["task"]["weights"]["tilt"] == -0.05
+
+
+def test_config_json_says_a_map_file_replaced_the_generator(tmp_path):
+    """Issue 27, item 3: after training on a map file, the record does not name the default
+    generator (PerlinConfig) as the run's terrain."""
+    import numpy as np
+
+    import terrain
+    path = tmp_path / "m.npy"
+    terrain.save(terrain.HeightMap(torch.tensor(np.zeros((81, 81)), dtype=torch.float32),
+                                   (0.25, 0.25)), path)
+    out = tmp_path / "r"
+    ppo.train(_smoke_cfg(out, env={"terrain": str(path)}))
+    res = json.loads((out / "config.json").read_text())["env_resolved"]
+    assert res["heightmap"].startswith("HeightMap(maps=1, samples=(81, 81)")
+    assert res["terrain"] == "not used: the run's map is 'heightmap'"
+    assert "PerlinConfig" not in json.dumps(res)
