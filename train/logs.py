@@ -14,11 +14,36 @@ import numpy as np
 
 from offroad_env.tasks import EndReason
 
-__all__ = ["RunLog", "EpisodeWindow", "progress_bar", "plot_learning_curve"]
+__all__ = ["RunLog", "EpisodeWindow", "progress_bar", "plot_learning_curve", "tb_tag",
+           "TB_TAGS"]
+
+
+#: TensorBoard tags of the log's columns, the names SB3 and CleanRL users look for: SB3's
+#: ``rollout/`` and ``time/`` for the episodes and the clock, CleanRL's ``losses/`` and
+#: ``charts/`` for the update. End-reason rates go under ``rollout/`` (``rollout/tip_over_rate``),
+#: reward terms stay ``reward/<term>``; any other column keeps its name.
+TB_TAGS = {"return_mean": "rollout/ep_rew_mean", "length_mean": "rollout/ep_len_mean",
+           "success_rate": "rollout/success_rate", "episodes": "rollout/episodes",
+           "window_episodes": "rollout/window_episodes", "steps_per_s": "time/fps",
+           "time_s": "time/time_elapsed", "iteration": "time/iterations",
+           "policy_loss": "losses/policy_loss", "value_loss": "losses/value_loss",
+           "entropy": "losses/entropy", "approx_kl": "losses/approx_kl",
+           "clip_frac": "losses/clipfrac", "lr": "charts/learning_rate",
+           "mean_level": "curriculum/mean_level"}
+
+
+def tb_tag(column: str) -> str:
+    """The TensorBoard tag of a log column (:data:`TB_TAGS`)."""
+    if column in TB_TAGS:
+        return TB_TAGS[column]
+    if column.endswith("_rate"):
+        return f"rollout/{column}"
+    return column
 
 
 class RunLog:
-    """CSV (and optionally TensorBoard) rows, one per iteration."""
+    """CSV (and optionally TensorBoard, under :func:`tb_tag`'s names) rows, one per
+    iteration."""
 
     def __init__(self, out: Path, append: bool, tensorboard: bool):
         self.path = out / "progress.csv"
@@ -47,7 +72,7 @@ class RunLog:
         if self.tb is not None:
             for k, v in row.items():
                 if k != "global_step" and isinstance(v, (int, float)) and math.isfinite(v):
-                    self.tb.add_scalar(k, v, row["global_step"])
+                    self.tb.add_scalar(tb_tag(k), v, row["global_step"])
 
     def close(self):
         if self.tb is not None:

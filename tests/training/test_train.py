@@ -437,3 +437,23 @@ def test_config_json_says_a_map_file_replaced_the_generator(tmp_path):
     assert res["heightmap"].startswith("HeightMap(maps=1, samples=(81, 81)")
     assert res["terrain"] == "not used: the run's map is 'heightmap'"
     assert "PerlinConfig" not in json.dumps(res)
+
+
+@pytest.mark.integration  # tensorboard is in the integration extra
+def test_tensorboard_tags_are_the_names_sb3_and_cleanrl_users_look_for(tmp_path):
+    """Issue 27, item 8: rollout/ep_rew_mean, time/fps, losses/..., charts/learning_rate."""
+    pytest.importorskip("tensorboard")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from train.logs import tb_tag
+    assert tb_tag("return_mean") == "rollout/ep_rew_mean"
+    assert tb_tag("tip_over_rate") == "rollout/tip_over_rate"
+    assert tb_tag("reward/progress") == "reward/progress"
+    out = tmp_path / "r"
+    ppo.train(_smoke_cfg(out, tensorboard=True))
+    acc = EventAccumulator(str(out / "tb"))
+    acc.Reload()
+    tags = set(acc.Tags()["scalars"])
+    assert {"losses/value_loss", "losses/policy_loss", "losses/approx_kl", "time/fps",
+            "charts/learning_rate"} <= tags, tags
+    assert not tags & {"value_loss", "return_mean", "steps_per_s", "lr"}
