@@ -5,15 +5,15 @@ with holes) as the terrain, through the training command's ``--terrain`` option.
 """
 
 import argparse
-from pathlib import Path
 
 import gymnasium as gym
 
 import offroad_env  # noqa: F401
+from offroad_env import data_file
 import terrain
 from train import ppo
 
-DEM = Path(__file__).resolve().parents[1] / "tests" / "data" / "srtm1_n37w123_crop401.tif"
+DEM = data_file("srtm1_n37w123_crop401.tif")  # shipped with the package
 
 
 def main(argv=None):

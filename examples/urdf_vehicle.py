@@ -5,13 +5,12 @@ wheel loads.
 """
 
 import argparse
-from pathlib import Path
 
 import torch
 
-from offroad_env import OffroadVectorEnv, Vehicle
+from offroad_env import OffroadVectorEnv, Vehicle, data_file
 
-URDF = Path(__file__).resolve().parents[1] / "tests" / "data" / "husky.urdf"
+URDF = data_file("husky.urdf")  # shipped with the package
 
 
 def main(argv=None):

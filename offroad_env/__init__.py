@@ -27,6 +27,7 @@ check_siblings()  # a user's own `terrain` folder would be imported in place of 
 import gymnasium as gym  # noqa: E402
 import torch  # noqa: E402
 
+from .datafiles import data_file  # noqa: E402
 from .devices import check_device  # noqa: E402
 from .config import HeightScanConfig, ImuConfig, SimConfig, TaskConfig, make_config
 from .env import OffroadEnv
@@ -41,7 +42,7 @@ __version__ = "0.1.0"
 __all__ = ["Vehicle", "husky", "six_wheel_rover", "eight_wheel_rover", "rc_truck", "preset",
            "GroundContact", "four_wheel", "rigid_contact", "place", "SimConfig", "TaskConfig",
            "ImuConfig", "HeightScanConfig", "Simulator", "make_config", "EndReason", "OffroadEnv",
-           "OffroadVectorEnv", "ENV_IDS", "check_device"]
+           "OffroadVectorEnv", "ENV_IDS", "check_device", "data_file"]
 
 def _one_thread_after_fork() -> None:
     """In a forked child (gymnasium's async vector env forks by default), torch's intra-op

@@ -14,6 +14,8 @@ import terrain
 from terrain import HeightMap, TerrainFileError
 from terrain.io import raw_from_image
 
+from offroad_env import data_file
+
 F64 = torch.float64
 
 
@@ -364,8 +366,8 @@ def test_a_deeply_nested_sidecar_is_a_clear_error(tmp_path):
 
 
 # ---------------------------------------------------------------------------------- GeoTIFF
-# a copy of ../shared/data/dem/ (provenance and licence: tests/data/README_dem.md)
-DEM = Path(__file__).resolve().parents[1] / "data" / "srtm1_n37w123_crop401.tif"
+# a copy of ../shared/data/dem/, shipped (provenance and licence: offroad_env/data/README_dem.md)
+DEM = data_file("srtm1_n37w123_crop401.tif")
 
 
 def _utm_tiff(path, heights, *, nodata=-32768, raster=1, units=None, transform=None):

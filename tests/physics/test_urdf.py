@@ -1,13 +1,11 @@
 """Vehicles from URDF: the Husky gives the four-wheel seed's figures, the Jackal its file's."""
 
-from pathlib import Path
-
 import pytest
 
-from offroad_env import OffroadVectorEnv, Vehicle, husky
+from offroad_env import OffroadVectorEnv, Vehicle, data_file, husky
 from offroad_env.urdf import URDFError
 
-DATA = Path(__file__).resolve().parents[1] / "data"  # copies of ../shared/data/urdf (README_urdf.md)
+DATA = data_file("husky.urdf").parent  # copies of ../shared/data/urdf (README_urdf.md there)
 
 
 def test_husky_from_urdf_is_the_seeds_vehicle():
@@ -118,3 +116,14 @@ def test_urdf_user_trial_errors_say_what_is_wrong(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         Vehicle.from_urdf(DATA / "husky.urdf")  # level hubs: no warning
+
+
+def test_the_readmes_data_ship_with_the_package():
+    """Issue 27, item 6: the SRTM window and the URDFs the README uses are package data."""
+    from offroad_env.datafiles import DATA_FILES
+    for name in DATA_FILES + ("README_dem.md", "README_urdf.md", "LICENSE.husky"):
+        assert data_file(name).is_file()
+    assert "offroad_env" in data_file("husky.urdf").parts
+    with pytest.raises(FileNotFoundError, match=r"ships no data file 'nope.tif'; it ships \[.*"
+                                                r"'husky.urdf'"):
+        data_file("nope.tif")
