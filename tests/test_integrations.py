@@ -120,8 +120,8 @@ def test_ppo_writes_tensorboard_events(tmp_path):
     acc = EventAccumulator(str(tmp_path / "tb"))
     acc.Reload()
     tags = acc.Tags()["scalars"]
-    assert "value_loss" in tags and "reward/progress" in tags
-    assert len(acc.Scalars("value_loss")) == 2  # one per iteration
+    assert "losses/value_loss" in tags and "reward/progress" in tags  # train.logs.TB_TAGS
+    assert len(acc.Scalars("losses/value_loss")) == 2  # one per iteration
 
 
 def test_torchrl_gym_env_by_id():
