@@ -25,9 +25,9 @@ def main(argv=None) -> int:
     if argv and argv[0] in COMMANDS:
         import importlib
         return importlib.import_module(COMMANDS[argv[0]]).main(argv[1:])
-    if argv and not argv[0].startswith("-") and argv[0] not in all_commands():
+    known = all_commands() if argv and not argv[0].startswith("-") else []
+    if known and argv[0] not in known:
         import difflib
-        known = all_commands()
         close = difflib.get_close_matches(argv[0], known, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         print(f"offroad-env: error: unknown command {argv[0]!r}{hint}; commands: "

@@ -13,19 +13,9 @@ import math
 
 import torch
 
-from .rotations import rotation_entries
+from .rotations import rotation_entries, vcross, vdot, vrot
 
-__all__ = ["rim_support", "tyre_edges", "point_forces", "roof_down", "EDGE_TILT", "cross", "dot"]
-
-
-def cross(a, b):
-    """``a x b`` of 3-tuples of broadcastable tensors."""
-    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
-
-
-def dot(a, b):
-    """``a . b`` of 3-tuples of broadcastable tensors."""
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+__all__ = ["rim_support", "tyre_edges", "point_forces", "roof_down", "EDGE_TILT"]
 
 
 def rim_support(cand, d, e, r: float):
@@ -33,9 +23,10 @@ def rim_support(cand, d, e, r: float):
     the contact's offset ``d`` along the wheel's forward direction, ``e = sqrt(r^2 - d^2)``.
 
     ``cand`` ``(K, M, N)``: the compression each rim sample asks for; ``d``, ``e`` ``(M, 1)``:
-    the samples' offsets along the wheel's forward direction and ``sqrt(r^2 - d^2)``. In the wheel's plane the
-    terrain under sample i is the point ``(d_i, u_i = cand_i - e_i)`` (``u`` along z_b from the
-    free hub), and the profile between two samples the segment joining them. The disc rests on
+    the samples' offsets along the wheel's forward direction and ``sqrt(r^2 - d^2)``. In the
+    wheel's plane the terrain under sample i is the point ``(d_i, u_i = cand_i - e_i)`` (``u``
+    along z_b from the free hub), and the profile between two samples the segment joining
+    them. The disc rests on
     the highest support of any point or segment: a point asks ``s = cand_i`` (its normal is the
     disc's radius there); a segment of slope ``k`` asks ``s = u_i - k d_i + r sqrt(1 + k^2)``
     where its tangent point ``d = r k / sqrt(1 + k^2)`` lies on it (its normal is the
@@ -101,16 +92,16 @@ def point_forces(off, nrm, pen, hit, scale, v, w_w, k_c: float, c_c: float, stic
     spring-damper ``scale (k_c pen - c_c v_n)`` (no pull) and Coulomb friction against the
     sliding velocity, up to the force that stops it within the substep (``scale stick
     v_t``). Returns the sums over the points, ``(F, tau)``, each three ``(N,)``."""
-    wxp = cross(w_w, off)
+    wxp = vcross(w_w, off)
     vP = tuple(v[i] + wxp[i] for i in range(3))
-    vn = dot(vP, nrm)
+    vn = vdot(vP, nrm)
     Fn = torch.where(hit, (scale * (k_c * pen - c_c * vn)).clamp_min(0.0), torch.zeros_like(pen))
     vt = tuple(vP[i] - vn * nrm[i] for i in range(3))
-    vt_n = torch.sqrt(dot(vt, vt))
+    vt_n = torch.sqrt(vdot(vt, vt))
     ft = torch.minimum(vt_n * (scale * stick), mu * Fn) / vt_n.clamp_min(1e-9)
     FP = tuple(torch.where(hit, Fn * nrm[i] - ft * vt[i], torch.zeros_like(pen))
                for i in range(3))
-    tq = cross(off, FP)
+    tq = vcross(off, FP)
     return tuple(f.sum(0) for f in FP), tuple(t.sum(0) for t in tq)
 
 
@@ -120,6 +111,6 @@ def roof_down(c, q, roof, maps, map_index) -> torch.Tensor:
     side). Judged once a step, at its end: a roof on the ground ends the episode, so its
     contact forces are not integrated."""
     R = rotation_entries(*q)
-    off = tuple(R[i][0] * roof[0] + R[i][1] * roof[1] + R[i][2] * roof[2] for i in range(3))
+    off = vrot(R, roof)
     W = tuple(c[i] + off[i] for i in range(3))
     return (maps.height(W[0], W[1], map_index) >= W[2]).any(0)

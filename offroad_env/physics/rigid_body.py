@@ -66,12 +66,12 @@ from dataclasses import dataclass
 
 import torch
 
-from .body_contact import cross, dot, point_forces, rim_support, roof_down, tyre_edges
+from .body_contact import point_forces, rim_support, roof_down, tyre_edges
 from .constants import GRAVITY
 from .drive import braked_body_forces, group_sum, speed_servo, wheel_spin_rate
 from .rigid_params import (RigidBodyParams, chassis_points, check_stable, for_vehicle,
                            inertia_tensor, substeps, suspension)
-from .rotations import quat_step, rotation_entries
+from .rotations import quat_step, rotation_entries, vcross, vdot, vmat, vrot, vrot_inv
 from .slip import friction_ellipse, rolling_resistance, slip_angle, slip_ratio
 from .vehicle import Vehicle
 
@@ -89,16 +89,6 @@ class RigidBodyState:
     vel: torch.Tensor
     ang_vel: torch.Tensor
     wheel_omega: torch.Tensor
-
-
-def _rot(R, v):
-    """World components of body vector ``v`` (3 components, any broadcastable shapes)."""
-    return tuple(R[i][0] * v[0] + R[i][1] * v[1] + R[i][2] * v[2] for i in range(3))
-
-
-def _rot_t(R, v):
-    """Body components of world vector ``v``."""
-    return tuple(R[0][i] * v[0] + R[1][i] * v[1] + R[2][i] * v[2] for i in range(3))
 
 
 # ------------------------------------------------------------------------- the step
@@ -151,10 +141,6 @@ def make_layout(vehicle: Vehicle, p: RigidBodyParams, spacing: float, dtype, dev
         bz=col([-cz] * vehicle.num_wheels), d=col(d), e=col(e),
         belly=cols(0), bumper=cols(1), roof=cols(2), inertia=J,
         inv_inertia=Ji)
-
-
-def _mat(J, v):
-    return tuple(J[i][0] * v[0] + J[i][1] * v[1] + J[i][2] * v[2] for i in range(3))
 
 
 def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, maps, map_index,
@@ -212,7 +198,7 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         xb = (R[0][0], R[1][0], R[2][0])
         yb = (R[0][1], R[1][1], R[2][1])
         zb = (R[0][2], R[1][2], R[2][2])
-        w_w = _rot(R, w)  # world angular velocity
+        w_w = vrot(R, w)  # world angular velocity
         if steer is None:
             f, l_ = xb, yb
         else:
@@ -220,7 +206,7 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
             f = tuple(cs * xb[i] + sn * yb[i] for i in range(3))
             l_ = tuple(cs * yb[i] - sn * xb[i] for i in range(3))
         # free hubs (s = 0) and the rim samples (K, M, N)
-        off = _rot(R, (layout.bx, layout.by, layout.bz - sus.s0))
+        off = vrot(R, (layout.bx, layout.by, layout.bz - sus.s0))
         H = tuple(c[i] + off[i] for i in range(3))
         fk = tuple(torch.broadcast_to(f[i], H[0].shape) for i in range(3))
         Q = tuple(H[i].unsqueeze(1) + d * fk[i].unsqueeze(1) - e * zb[i] for i in range(3))
@@ -232,7 +218,7 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         toward = zbz - zb[0] * gx - zb[1] * gy
         cand = (ground - Q[2]) / toward.clamp_min(0.3 * zbz.clamp_min(0.1))
         cand = torch.where(torch.isnan(cand), torch.full_like(cand, -1e9), cand)
-        s_w, d_s, e_s = rim_support(cand, layout.d, layout.e, r)
+        s_w, d_s, e_s = rim_support(cand, d, e, r)
         n = tuple((e_s * zb[i] - d_s * fk[i]) / r for i in range(3))
         t = tuple((d_s * zb[i] + e_s * fk[i]) / r for i in range(3))
         if half_w > 0.0:
@@ -244,10 +230,10 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         if half_w > 0.0:
             Cp = tuple(Cp[i] + side * half_w * l_[i] for i in range(3))
         rho = tuple(Cp[i] - c[i] for i in range(3))
-        wxr = cross(w_w, rho)
+        wxr = vcross(w_w, rho)
         vC = tuple(v[i] + wxr[i] for i in range(3))
         ratio_n, ratio_t = e_s / r, d_s / r
-        s_dot = -dot(vC, n) / ratio_n
+        s_dot = -vdot(vC, n) / ratio_n
         F_s = sus.k * s_c + sus.c * s_dot + sus.k_b * (s_c - sus.s_max).clamp_min(0.0)
         F_s = torch.where(touch, F_s.clamp_min(0.0), torch.zeros_like(F_s))
         N0 = F_s / ratio_n
@@ -255,8 +241,8 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         # the contact velocities friction must stop
         a_o = tuple((N0 * n[i]).sum(0) / m for i in range(3))
         a_o = (a_o[0], a_o[1], a_o[2] - gravity)
-        v_t0, v_l0 = dot(vC, t), dot(vC, l_)
-        a_t, a_l = dot(a_o, t), dot(a_o, l_)
+        v_t0, v_l0 = vdot(vC, t), vdot(vC, l_)
+        a_t, a_l = vdot(a_o, t), vdot(a_o, l_)
         v_t, v_l = v_t0 + h * a_t, v_l0 + h * a_l  # predicted, for the slip laws
         # the force that stops a contact's slip within the substep has two parts: the other
         # forces' acceleration, cancelled by the contact's share m / K of the body (the K
@@ -265,8 +251,8 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         # l, 1 / (K (1/m + (rho x u) . J^-1 (rho x u))) (K contacts stopping a slip at once,
         # Jacobi, then never overshoot, in translation or in yaw: a light body turns faster
         # than it slides)
-        m_t, m_l = (1.0 / (K * (1.0 / m + dot(ub, _mat(Ji, ub))))
-                    for ub in (_rot_t(R, cross(rho, u)) for u in (t, l_)))
+        m_t, m_l = (1.0 / (K * (1.0 / m + vdot(ub, vmat(Ji, ub))))
+                    for ub in (vrot_inv(R, vcross(rho, u)) for u in (t, l_)))
         kappa = slip_ratio(v_t, omega, r, p.slip_eps)
         fx_lin = p.c_kappa * kappa
         fy_lin = -p.c_alpha * slip_angle(v_t, v_l, p.slip_eps)
@@ -300,10 +286,10 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
             T = torch.where(driven, T, torch.zeros_like(T))
         frr = rolling_resistance(v_t, N, p.c_rr, p.v_eps)
         # the holding brake: a velocity-level Coulomb solve in the body's x-y plane
-        bs = _Planar(dot(v, xb), dot(v, yb), w[2])
+        bs = _Planar(vdot(v, xb), vdot(v, yb), w[2])
         Ng = tuple((N0 * n[i]).sum(0) for i in range(3))
         fg = (Ng[0], Ng[1], Ng[2] - m * gravity)
-        arm_x, arm_y, fgx, fgy = dot(rho, xb), dot(rho, yb), dot(fg, xb), dot(fg, yb)
+        arm_x, arm_y, fgx, fgy = vdot(rho, xb), vdot(rho, yb), vdot(fg, xb), vdot(fg, yb)
         Fbx, Fby, Mb, share = braked_body_forces(bs, m, J[2][2], N0, mu_w, arm_x, arm_y,
                                                  fgx, fgy, h)
         # again with the normal forces that friction along the contact tangents leaves
@@ -324,7 +310,7 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         T = torch.where(brake, r * fx, T)
         # forces on the chassis: the ground's, at the contact
         G = tuple(N * n[i] + (fx + frr) * t[i] + fy * l_[i] for i in range(3))
-        tq = cross(rho, G)
+        tq = vcross(rho, G)
         # the wheel hands the chassis its ground force's moment less what its motor and bearing
         # take: (r F_x - T + b_w omega) about the axle (0 for a locked wheel, T = r F_x)
         spin = r * fx - T + p.wheel_damping * omega
@@ -337,14 +323,14 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         # than push it back. It is as stiff as four points however many samples touch: its
         # springs and stick scale by min(1, 4 max(depth) / sum(depth)) (flat on the ground:
         # four points' stiffness; on a crest: each sample's own), continuous as samples touch
-        off_b = _rot(R, layout.belly)
+        off_b = vrot(R, layout.belly)
         W = tuple(c[i] + off_b[i] for i in range(3))
         pen_b = (maps.height_slope(W[0], W[1], map_index)[0] - W[2]) * zbz
         hit_b = pen_b > 0  # NaN (a hole) is no contact
         depth = torch.where(hit_b, pen_b, torch.zeros_like(pen_b))
         share_b = (4.0 * depth.amax(0) / depth.sum(0).clamp_min(1e-12)).clamp_max(1.0)
         # the bumpers meet the ground's face: its normal, the depth along it
-        off_u = _rot(R, layout.bumper)
+        off_u = vrot(R, layout.bumper)
         W = tuple(c[i] + off_u[i] for i in range(3))
         g_u, sx, sy = maps.height_slope(W[0], W[1], map_index)
         inv = torch.rsqrt(1.0 + sx * sx + sy * sy)
@@ -361,10 +347,10 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         F[2] = F[2] - m * gravity
         # semi-implicit Euler
         v = [v[i] + h * F[i] / m for i in range(3)]
-        tau_b = _rot_t(R, tau)
-        Jw = _mat(J, w)
-        gyro = cross(w, Jw)
-        w_dot = _mat(Ji, tuple(tau_b[i] - gyro[i] for i in range(3)))
+        tau_b = vrot_inv(R, tau)
+        Jw = vmat(J, w)
+        gyro = vcross(w, Jw)
+        w_dot = vmat(Ji, tuple(tau_b[i] - gyro[i] for i in range(3)))
         w = [w[i] + h * w_dot[i] for i in range(3)]
         c = [c[i] + h * v[i] for i in range(3)]
         q = quat_step(q, w, h)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from .checks import check_numbers
+from .checks import check_inertia, check_numbers
 from .constants import GRAVITY
 from .vehicle import Vehicle
 
@@ -97,12 +97,7 @@ class RigidBodyParams:
         if self.max_steer >= math.pi / 2:
             raise ValueError(f"max_steer must be in (0, pi/2) rad, got {self.max_steer!r}")
         if self.inertia is not None:
-            import numpy as np
-            J = np.asarray(self.inertia, dtype=float)
-            if J.shape != (3, 3) or not np.isfinite(J).all() or not np.allclose(J, J.T) \
-                    or np.linalg.eigvalsh(J).min() <= 0:
-                raise ValueError("inertia must be a symmetric positive definite 3 x 3 matrix "
-                                 f"[kg m^2], got {self.inertia!r}")
+            check_inertia(self.inertia)
 
 
 def for_vehicle(p: RigidBodyParams, vehicle: Vehicle, gravity: float = GRAVITY) -> RigidBodyParams:

@@ -11,7 +11,7 @@ import torch
 
 __all__ = ["rot_zyx", "rot_zyx_entries", "stack_entries", "make_transform", "matmul3",
            "matvec3", "norm3", "place_points", "quat_from_ypr", "rotation_entries",
-           "ypr_from_entries", "quat_step"]
+           "ypr_from_entries", "quat_step", "vcross", "vdot", "vrot", "vrot_inv", "vmat"]
 
 
 def matmul3(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
@@ -117,3 +117,31 @@ def quat_step(q, w, h):
     nz = qw * dz + qx * dy - qy * dx + qz * dw
     norm = torch.sqrt(nw * nw + nx * nx + ny * ny + nz * nz)
     return [nw / norm, nx / norm, ny / norm, nz / norm]
+
+
+# ---- vectors as 3-tuples of component tensors (any broadcastable shapes), as the physical
+# ---- model's step keeps them: elementwise work a compiled step fuses
+def vcross(a, b):
+    """``a x b``."""
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+def vdot(a, b):
+    """``a . b``."""
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+def vrot(R, v):
+    """``R v``: the world components of body vector ``v`` (``R`` as :func:`rotation_entries`
+    gives it, nested 3 x 3 of tensors)."""
+    return tuple(R[i][0] * v[0] + R[i][1] * v[1] + R[i][2] * v[2] for i in range(3))
+
+
+def vrot_inv(R, v):
+    """``R^T v``: the body components of world vector ``v``."""
+    return tuple(R[0][i] * v[0] + R[1][i] * v[1] + R[2][i] * v[2] for i in range(3))
+
+
+def vmat(J, v):
+    """``J v`` for a 3 x 3 ``J`` of floats (an inertia tensor)."""
+    return tuple(J[i][0] * v[0] + J[i][1] * v[1] + J[i][2] * v[2] for i in range(3))

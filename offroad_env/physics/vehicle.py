@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .checks import check_inertia
+
 __all__ = ["Vehicle", "VehicleBatch", "husky", "six_wheel_rover", "eight_wheel_rover", "rc_truck",
            "PRESETS", "preset", "rectangle_corners", "COUPLINGS"]
 
@@ -133,11 +135,7 @@ class Vehicle:
                     or v < 0:
                 raise ValueError(f"{name} must be a finite number >= 0 [m], got {v!r}")
         if self.inertia is not None:
-            J = np.asarray(self.inertia, dtype=np.float64)
-            if J.shape != (3, 3) or not np.isfinite(J).all() or not np.allclose(J, J.T) \
-                    or np.linalg.eigvalsh(J).min() <= 0:
-                raise ValueError(f"inertia must be a symmetric positive definite 3 x 3 matrix "
-                                 f"[kg m^2], got {self.inertia!r}")
+            J = check_inertia(self.inertia)
             if not np.allclose(np.diag(J)[:2], (self.inertia_roll, self.inertia_pitch),
                                rtol=1e-9, atol=0.0):
                 raise ValueError(f"inertia's diagonal {np.diag(J)[:2].tolist()} must hold "
