@@ -180,7 +180,8 @@ def cmd_demo(args) -> int:
         report = demo.run(out, seed=args.seed, envs=args.envs, steps=args.steps,
                           terrain_spec=args.terrain, vehicle=args.vehicle,
                           dynamics=args.dynamics, ground=args.ground, plots=not args.no_plots,
-                          duration=args.duration, animation_s=args.animation_s)
+                          duration=args.duration, animation_s=args.animation_s,
+                          start=args.start)
     except (ValueError, ImportError, OSError) as exc:
         raise CliError(str(exc)) from None
     demo.print_report(report, out)
@@ -216,6 +217,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--duration", type=float, default=30.0,
                       help="seconds of the drive (default %(default)s, the seed's)")
     demo.add_argument("--no-plots", action="store_true", help="skip the matplotlib figures")
+    demo.add_argument("--start", type=float, nargs="+", metavar="X Y [YAW]", default=None,
+                      help="world start of the drive [m, m, rad] (default: the map's centre, "
+                           "heading +x)")
     demo.add_argument("--animation-s", type=float, default=10.0,
                       help="seconds of the drive animation at 10 fps (default %(default)s; 0: "
                            "none)")

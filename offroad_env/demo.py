@@ -87,8 +87,13 @@ def seed_commands(dt: float, t_end: float, wheel_base: float, speed: float = 2.0
 
 def drive(hm: terrain.HeightMap, vehicle: str = "husky", dynamics: str = "ackermann",
           ground: str = "four_wheel", dt: float = 0.01, t_end: float = 30.0,
-          speed: float = 2.0) -> dict:
+          speed: float = 2.0, start: tuple[float, float, float] | None = None) -> dict:
     """Drive the seed's manoeuvre through :class:`Simulator` (N = 1, float64) and log it.
+
+    ``start``: the world rear-axle pose ``(x, y, yaw)`` [m, m, rad] to start from; by default
+    the map's centre, heading +x (the seed's origin on its map). A start off the map raises
+    ValueError naming it and the map's bounds. Everything logged is in world coordinates
+    (the simulator's frame is moved back by its origin).
 
     The commands are mapped per dynamics model: Ackermann gets the speed and steering rate
     (the seed's input); unicycle the speed and the Ackermann yaw rate; skid-steer the left and
@@ -104,7 +109,10 @@ def drive(hm: terrain.HeightMap, vehicle: str = "husky", dynamics: str = "ackerm
                     integrator="exact",  # the seed integrates its model accurately
                     num_maps=1)  # the drive ignores the task's goal and terminations
     sim = Simulator(cfg, 1, dtype=torch.float64)
-    sim.reset(torch.ones(1, dtype=torch.bool), torch.zeros(1, 3, dtype=torch.float64))
+    if start is None:
+        start = (*hm.center, 0.0)
+    sim.reset(torch.ones(1, dtype=torch.bool), torch.tensor([start], dtype=torch.float64))
+    ox, oy, oz = sim.origin
     if dynamics == "ackermann":
         acts = np.stack((v / speed, rate / 2.0), 1)
     elif dynamics == "unicycle":
@@ -119,8 +127,8 @@ def drive(hm: terrain.HeightMap, vehicle: str = "husky", dynamics: str = "ackerm
         st = sim.state
         gc = st.contact
         bp = gc.base_position[0]
-        vals = (t[k], bp[0], bp[1], bp[2], gc.yaw[0], gc.pitch[0], gc.roll[0],
-                gc.position[0, 2], *st.accel_s[0], *st.gyro_s[0])
+        vals = (t[k], bp[0] + ox, bp[1] + oy, bp[2] + oz, gc.yaw[0], gc.pitch[0], gc.roll[0],
+                gc.position[0, 2] + oz, *st.accel_s[0], *st.gyro_s[0])
         for name, val in zip(LOG_COLUMNS, vals):
             log[name].append(float(val))
         log["off_map"].append(bool(gc.off_map[0]))
@@ -174,8 +182,12 @@ def load_terrain(spec: str, seed: int) -> tuple[terrain.HeightMap, str]:
 
 def run(out: Path, seed: int = 0, envs: int = 256, steps: int = 200, terrain_spec: str = "peaks",
         vehicle: str = "husky", dynamics: str = "ackermann", ground: str = "four_wheel",
-        plots: bool = True, duration: float = 30.0, animation_s: float = 10.0) -> dict:
-    """Run the main job, writing into ``out``; returns the report (also ``report.json``)."""
+        plots: bool = True, duration: float = 30.0, animation_s: float = 10.0,
+        start: tuple[float, ...] | None = None) -> dict:
+    """Run the main job, writing into ``out``; returns the report (also ``report.json``).
+
+    ``start``: the drive's world start ``(x, y)`` or ``(x, y, yaw)`` [m, m, rad]; default the
+    map's centre heading +x. Off the map it raises ValueError naming both."""
     preset(vehicle)  # unknown names fail here, before any work
     if not (math.isfinite(duration) and 0 < duration <= 600):
         raise ValueError(f"duration must be in (0, 600] s, got {duration}")
@@ -190,6 +202,11 @@ def run(out: Path, seed: int = 0, envs: int = 256, steps: int = 200, terrain_spe
         except ImportError as exc:
             raise ImportError(f"{exc}; or run offroad-env demo --no-plots") from None
     out.mkdir(parents=True, exist_ok=True)
+    if start is not None:
+        start = tuple(float(v) for v in start)
+        if len(start) not in (2, 3) or not all(math.isfinite(v) for v in start):
+            raise ValueError(f"start must be finite world (x, y) or (x, y, yaw), got {start}")
+        start = start if len(start) == 3 else (*start, 0.0)
     report = {"options": {"terrain": terrain_spec, "vehicle": vehicle, "dynamics": dynamics,
                           "ground": ground, "seed": seed, "duration": duration}}
     # 1. terrain
@@ -210,8 +227,10 @@ def run(out: Path, seed: int = 0, envs: int = 256, steps: int = 200, terrain_spe
     report["terrain"] = stats
     # 2. the seed's drive, with the chosen method and the other one for comparison
     other = [g for g in GROUND_METHODS if g != ground][0]
-    log = drive(hm, vehicle, dynamics, ground, t_end=duration)
-    log_other = drive(hm, vehicle, dynamics, other, t_end=duration)
+    start = start if start is not None else (*hm.center, 0.0)
+    report["options"]["start"] = list(start)
+    log = drive(hm, vehicle, dynamics, ground, t_end=duration, start=start)
+    log_other = drive(hm, vehicle, dynamics, other, t_end=duration, start=start)
     report["drive"] = {ground: summarise(log), other: summarise(log_other)}
     if (terrain_spec, vehicle, dynamics, duration) == ("peaks", "husky", "ackermann", 30.0):
         report["drive"]["seed published"] = SEED_SUMMARY
@@ -283,8 +302,8 @@ def print_report(report: dict, out: Path) -> None:
                             ("max_pitch_deg", "max pitch [deg]", "17.3f")):
         print(f"  {label:22s}" + "".join(format(report['drive'][c][key], fmt) for c in cols))
     print(f"  {'z range [m]':22s}" + "".join(
-        f"{report['drive'][c]['z_range_m'][0]:9.5f}..{report['drive'][c]['z_range_m'][1]:<6.4f}"
-        for c in cols))
+        format(f"{report['drive'][c]['z_range_m'][0]:.5g}..{report['drive'][c]['z_range_m'][1]:.5g}",
+               ">17s") for c in cols))
     print(f"  {'steps off the map':22s}" + "".join(
         f"{report['drive'][c]['off_map_steps']:17d}" for c in cols[:2]))
     if "seed published" in report["drive"]:

@@ -225,6 +225,8 @@ class SimulatorEnvBase(SimulatorSeams):
 
     def _build(self, task, config: SimConfig | None, num_envs: int, max_episode_steps,
                render_mode, device, dtype, compile: bool, overrides: dict) -> None:
+        render_view = overrides.pop("render_view", "auto")
+        render_window = overrides.pop("render_window", 40.0)
         cfg = make_config(task, config, **overrides)
         if max_episode_steps is not None and (int(max_episode_steps) != max_episode_steps
                                               or max_episode_steps < 1):
@@ -235,7 +237,9 @@ class SimulatorEnvBase(SimulatorSeams):
         self.sim = Simulator(cfg, num_envs, device=device, dtype=dtype, compile=compile)
         self.max_episode_steps = max_episode_steps
         self.render_mode = render_mode
-        self._renderer = Renderer(self.sim) if render_mode else None
+        self._renderer = Renderer(self.sim, view=render_view, window=render_window)
+        if not render_mode:
+            self._renderer = None
         self._seeded = False
 
     @property

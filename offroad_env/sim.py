@@ -31,7 +31,7 @@ from .params import nominal_params, update_params
 from .physics.models import model_class
 from .physics.vehicle import VehicleBatch, preset
 from .sensors import SENSORS
-from .spawn import (MAX_REDRAWS, check_goal_range, check_map_range, check_rows,
+from .spawn import (MAX_REDRAWS, check_goal_range, check_map_range, check_on_map, check_rows,
                     spawn_with_redraws)
 from .state import CORE_FIELDS, SimState, join_fields
 from .tasks import Task
@@ -200,6 +200,7 @@ class Simulator:
             start = check_rows("start_pose", start_pose, self.n, 3, self.device)
             start = torch.cat((to_local(self.origin, start[:, :2], self.dtype, self.device),
                                start[:, 2:].to(self.dtype)), 1)
+            check_on_map(self.maps, self.origin, start_pose, start, mask)
         if goal is not None:
             goal = to_local(self.origin, check_rows("goal", goal, self.n, 2, self.device),
                             self.dtype, self.device)

@@ -14,7 +14,7 @@ from .physics.rotations import place_points
 from .physics.vehicle import Vehicle
 
 __all__ = ["check_rows", "check_map_range", "Spawn", "SPAWN_DRAWS", "draw_spawn", "in_hole", "spawn_with_redraws", "free_area",
-           "goal_fits", "check_goal_range"]
+           "goal_fits", "check_goal_range", "check_on_map"]
 
 #: uniforms drawn per environment for one spawn
 SPAWN_DRAWS = 8
@@ -189,3 +189,19 @@ def check_map_range(lo, count, n: int, num_maps: int, device):
         raise ValueError(f"map range must be two ({n},) int tensors with lo >= 0, count >= 1 "
                          f"and lo + count <= {num_maps} (the maps), got {lo!r}, {count!r}")
     return lo.to(torch.int64).clone(), count.to(torch.int64).clone()
+
+
+def check_on_map(maps: HeightMap, origin, given, start: torch.Tensor, mask: torch.Tensor) -> None:
+    """ValueError naming the first masked ``start_pose`` row (``given``: world frame) whose rear
+    axle (``start``: the rows in the simulation frame at ``origin``) lies off ``maps``, with
+    the map's world bounds: a start off the map has no ground to rest on, and no goal can be
+    drawn around it."""
+    off = ~maps.in_bounds(start[:, 0], start[:, 1]) & mask
+    if bool(off.any()):
+        row = int(torch.nonzero(off)[0])
+        x, y = (float(v) for v in torch.as_tensor(given)[row, :2])
+        ox, oy, _ = origin
+        x0, x1, y0, y1 = maps.bounds
+        raise ValueError(f"start_pose row {row} at world ({x:.2f}, {y:.2f}) m is off the map, "
+                         f"which covers x [{x0 + ox:.2f}, {x1 + ox:.2f}], "
+                         f"y [{y0 + oy:.2f}, {y1 + oy:.2f}] m")

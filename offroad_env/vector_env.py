@@ -64,6 +64,10 @@ class OffroadVectorEnv(SimulatorEnvBase, VectorEnv):
         autoreset_mode: an :class:`AutoresetMode` or its value.
         device, dtype: where the tensors live.
         render_mode: ``"rgb_array"`` or None.
+        render_view: (keyword) ``"auto"`` (default), ``"map"`` (the whole map) or ``"follow"``
+            (a square of ``render_window`` metres centred on sub-env 0's vehicle, default 40;
+            ``auto`` follows when the vehicle would be under 8 pixels long on the whole map,
+            as on a DEM). Frames label the vehicle's world position.
         compile: ``torch.compile`` the step (a cold compile takes tens of seconds).
         **overrides: :class:`SimConfig` fields.
     """

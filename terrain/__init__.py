@@ -29,13 +29,13 @@ from .families import (
 )
 from .heightmap import INTERPOLATIONS, HeightMap, stack
 from .io import DEFAULT_MAX_PIXELS, TerrainFileError, load, save, sidecar_path
-from .preview import hillshade, preview_image, save_preview, statistics
+from .preview import HOLE_COLOUR, hillshade, preview_image, save_preview, statistics
 
 __all__ = [
     "HeightMap", "stack", "INTERPOLATIONS", "load", "save", "sidecar_path", "TerrainFileError",
     "DEFAULT_MAX_PIXELS", "TerrainConfig", "FlatConfig", "PlaneConfig", "PeaksConfig",
     "PerlinConfig", "BumpsConfig", "RocksConfig", "StepsConfig", "HolesConfig", "SumConfig",
-    "GENERATORS", "generate", "make_heightmap", "hillshade", "preview_image", "save_preview",
+    "GENERATORS", "generate", "make_heightmap", "HOLE_COLOUR", "hillshade", "preview_image", "save_preview",
     "statistics", "FAMILIES", "FamilyConfig", "LevelsConfig", "family_level", "level_maps",
     "level_spec",
 ]

@@ -8,7 +8,7 @@ import numpy as np
 
 from .heightmap import HeightMap
 
-__all__ = ["hillshade", "preview_image", "save_preview", "statistics"]
+__all__ = ["HOLE_COLOUR", "hillshade", "preview_image", "save_preview", "statistics"]
 
 
 def _grid(hm: HeightMap, index: int = 0) -> np.ndarray:
@@ -35,9 +35,14 @@ def hillshade(z: np.ndarray, res: tuple[float, float], azimuth_deg: float = 315.
     return np.clip(n @ light, 0.0, 1.0)
 
 
+#: the colour of holes (NaN samples) in previews and rendered frames
+HOLE_COLOUR = (230, 0, 230)
+
+
 def preview_image(hm: HeightMap, index: int = 0) -> np.ndarray:
     """``(ny, nx, 3)`` uint8 RGB picture: hillshade tinted by elevation (blue low, brown high),
-    holes red. Row 0 is the *maximum* y, so the picture is north-up like a map."""
+    holes in :data:`HOLE_COLOUR` (magenta, which neither the terrain's palette nor a drawn vehicle
+    uses). Row 0 is the *maximum* y, so the picture is north-up like a map."""
     z = _grid(hm, index)
     shade = hillshade(z, hm.resolution)
     finite = np.isfinite(z)
@@ -49,7 +54,7 @@ def preview_image(hm: HeightMap, index: int = 0) -> np.ndarray:
     t3 = np.nan_to_num(t)[..., None]
     colour = np.where(t3 < 0.5, low + (mid - low) * (2 * t3), mid + (high - mid) * (2 * t3 - 1))
     rgb = colour * (0.35 + 0.65 * np.nan_to_num(shade)[..., None])
-    rgb[~finite] = (220.0, 30.0, 30.0)
+    rgb[~finite] = HOLE_COLOUR
     return np.clip(rgb, 0, 255).astype(np.uint8)[::-1].copy()
 
 

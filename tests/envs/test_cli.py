@@ -30,14 +30,14 @@ def test_generate_info_preview(tmp_path, capsys):
         assert img.mode == "RGB" and img.size == (21, 17)
 
 
-def test_preview_is_north_up_and_holes_are_red(tmp_path):
+def test_preview_is_north_up_and_holes_are_magenta(tmp_path):
     h = np.zeros((10, 12))
     h[1, 1] = np.nan  # near the minimum y: the bottom of a north-up picture
     terrain.save(terrain.HeightMap(h, 1.0), tmp_path / "h.npy")
     assert main(["terrain", "preview", str(tmp_path / "h.npy"), "-o", str(tmp_path / "p.png")]) == 0
     with Image.open(tmp_path / "p.png") as img:
         a = np.array(img)
-    assert tuple(a[-2, 1]) == (220, 30, 30)
+    assert tuple(a[-2, 1]) == terrain.preview.HOLE_COLOUR
 
 
 def test_holes_need_a_format_that_stores_them(tmp_path, capsys):

@@ -1,6 +1,7 @@
 """The four-wheel seed's worked example, reproduced to its printed digits."""
 
 import numpy as np
+import pytest
 import torch
 
 import terrain
@@ -51,3 +52,42 @@ def test_the_vehicle_is_drawn_at_its_pose():
     # turned by yaw = 90 deg, the front wheels sit at +y
     turned = vehicle_polygons(v, (0.0, 0.0, 0.0), np.pi / 2, 0.0, 0.0)
     assert turned[6].mean(0)[1] > 0.2 and abs(turned[6].mean(0)[0] + v.track_width / 2) < 1e-9
+
+
+def _utm_map(z0=150.0):
+    """A 40 m perlin map placed at UTM-like coordinates with heights near ``z0`` m."""
+    hm = terrain.make_heightmap(terrain.PerlinConfig(), 0, dtype=torch.float64)
+    return hm.translated(500_020.0, 4_100_020.0, z0)
+
+
+def test_the_drive_logs_world_coordinates_on_a_map_far_from_the_origin():
+    """A map at UTM coordinates, heights near 150 m: the simulator runs in a frame at the map's
+    centre (z origin 128 m), and the log must be moved back to the world (issue 27, item 1)."""
+    hm = _utm_map()
+    log = demo.drive(hm, t_end=1.0)
+    assert abs(log["x"][0] - 500_020.0) < 1.0 and abs(log["y"][0] - 4_100_020.0) < 0.05
+    # base_link rests on the ground: its z is the ground's height plus a hub height, in world
+    ground = float(hm.height(torch.tensor(log["x"][0]), torch.tensor(log["y"][0])))
+    assert 0.0 < log["z"][0] - ground < 0.5
+    assert 0.0 < log["axle_z"][0] - ground < 0.5
+    # the same drive on the map at the origin: the same shape, shifted by the placement
+    ref = demo.drive(hm.translated(-500_020.0, -4_100_020.0, 0.0), t_end=1.0)
+    assert np.allclose(log["z"], ref["z"], atol=1e-6)
+    assert np.allclose(log["x"] - 500_020.0, ref["x"], atol=1e-6)
+
+
+def test_the_demo_starts_at_the_map_centre_and_names_a_start_off_the_map(tmp_path):
+    """Issue 27, item 2: a UTM map no longer fails with 'no spawn with a goal'; the drive starts
+    at the centre, and a start off the map is refused with the map's bounds."""
+    hm = _utm_map()
+    terrain.save(hm, tmp_path / "utm.npy")
+    rep = demo.run(tmp_path / "out", envs=2, steps=2, terrain_spec=str(tmp_path / "utm.npy"),
+                   plots=False, duration=1.0)
+    assert rep["options"]["start"] == [500_020.0, 4_100_020.0, 0.0]
+    assert 149 < rep["drive"]["four_wheel"]["z_range_m"][0] < 152
+    with pytest.raises(ValueError, match=r"start_pose row 0 at world \(0.00, 0.00\) m is off "
+                                         r"the map, which covers x \[500000.00, 500040.00\]"):
+        demo.run(tmp_path / "out2", envs=2, steps=2, terrain_spec=str(tmp_path / "utm.npy"),
+                 plots=False, duration=1.0, start=(0.0, 0.0))
+    with pytest.raises(ValueError, match="start must be finite"):
+        demo.run(tmp_path / "out3", terrain_spec="peaks", plots=False, start=(1.0,))
