@@ -31,7 +31,8 @@ from offroad_env.config import DYNAMICS, GROUND_METHODS, OBS_TERMS
 from offroad_env.dynamics import INTEGRATORS
 from offroad_env.tasks import TIP_RULES, RewardWeights
 
-__all__ = ["add_env_arguments", "env_spec_from_args", "env_kwargs", "SIM_FIELDS", "check_env_id"]
+__all__ = ["add_env_arguments", "env_spec_from_args", "env_kwargs", "SIM_FIELDS", "check_env_id",
+           "pack_inputs", "resolve_inputs", "INPUTS_DIR"]
 
 #: the SimConfig fields offered as options
 SIM_FIELDS = ("vehicle", "dynamics", "ground", "integrator", "dt", "max_speed", "max_yaw_rate",
@@ -116,12 +117,93 @@ def _typed(cls, opts: dict) -> dict:
     return out
 
 
-def env_kwargs(env_id: str, spec: dict | None) -> dict:
+#: the run folder's copies of a run's file inputs (a URDF, a map and its sidecar)
+INPUTS_DIR = "inputs"
+#: a map file larger than this [bytes] is recorded by its resolved path, not copied
+MAX_COPIED_MAP = 64 * 2 ** 20
+
+
+def _file_inputs(spec: dict) -> dict:
+    """``{"vehicle"|"terrain": path}``: the spec's inputs that are files (a ``.urdf`` vehicle,
+    a map file)."""
+    found = {}
+    vehicle = spec.get("sim", {}).get("vehicle")
+    if isinstance(vehicle, str) and vehicle.lower().endswith(".urdf"):
+        found["vehicle"] = vehicle
+    name = spec.get("terrain")
+    if name is not None and name not in terrain_pkg.GENERATORS:
+        found["terrain"] = name
+    return found
+
+
+def resolve_inputs(spec: dict | None, base=None) -> dict:
+    """``spec`` with its file inputs as paths that exist: a path under :data:`INPUTS_DIR`
+    (a run's own copy) is taken relative to ``base`` (the run folder, where the checkpoint
+    lies); where that copy is missing, the source path the run recorded. FileNotFoundError
+    names both when neither exists."""
+    spec = {k: (dict(v) if isinstance(v, dict) else v) for k, v in (spec or {}).items()}
+    sources = spec.get("sources", {})
+    for key, path in _file_inputs(spec).items():
+        p = Path(path)
+        if not p.is_absolute() and p.parts[:1] == (INPUTS_DIR,) and base is not None:
+            p = Path(base) / p
+        if not p.is_file() and key in sources:
+            if not Path(sources[key]).is_file():
+                raise FileNotFoundError(
+                    f"the run's {key} file is missing: neither its copy {p} nor its source "
+                    f"{sources[key]} exists (keep the run folder whole, with its "
+                    f"{INPUTS_DIR}/ folder)")
+            p = Path(sources[key])
+        if key == "vehicle":
+            spec["sim"]["vehicle"] = str(p)
+        else:
+            spec["terrain"] = str(p)
+    return spec
+
+
+def pack_inputs(spec: dict | None, out, base=None) -> dict:
+    """Copy a run's file inputs into ``out/inputs/`` (a URDF; a map with its JSON sidecar, up
+    to :data:`MAX_COPIED_MAP` bytes) and return the spec that records them: the copies by
+    paths relative to the run folder, the resolved source paths under ``"sources"`` (a larger
+    map is recorded by its resolved path only). A run folder is then self-contained: its
+    checkpoint evaluates and resumes from any working directory, as an SB3 ``model.zip``.
+    ``base``: where a spec's relative ``inputs/`` paths lie (a resumed run's folder)."""
+    import shutil
+
+    spec = resolve_inputs(spec, base)
+    files = _file_inputs(spec)
+    if not files:
+        return spec
+    folder = Path(out) / INPUTS_DIR
+    sources = dict(spec.get("sources", {}))
+    for key, path in files.items():
+        src = Path(path).resolve()
+        sources[key] = str(src)
+        rel = str(src)
+        if key == "vehicle" or src.stat().st_size <= MAX_COPIED_MAP:
+            folder.mkdir(parents=True, exist_ok=True)
+            dst = folder / src.name
+            for a in [src] + ([terrain_pkg.sidecar_path(src)] if key == "terrain" else []):
+                b = folder / a.name
+                if a.is_file() and not (b.exists() and b.samefile(a)):
+                    shutil.copyfile(a, b)
+            rel = f"{INPUTS_DIR}/{dst.name}"
+        if key == "vehicle":
+            spec["sim"]["vehicle"] = rel
+        else:
+            spec["terrain"] = rel
+    spec["sources"] = sources
+    return spec
+
+
+def env_kwargs(env_id: str, spec: dict | None, base=None) -> dict:
     """``gymnasium.make_vec`` keyword arguments of an ``env`` spec (:func:`env_spec_from_args`)
     on ``env_id``: SimConfig fields, the id's own ``config`` with its task replaced (where task
     or reward options are given), and
-    ``terrain`` (a generator config) or ``heightmap`` (a loaded map file)."""
-    spec = dict(spec or {})
+    ``terrain`` (a generator config) or ``heightmap`` (a loaded map file). ``base``: the run
+    folder a recorded spec's ``inputs/`` paths are relative to (:func:`resolve_inputs`)."""
+    spec = resolve_inputs(spec, base)
+    spec.pop("sources", None)
     kw = dict(spec.get("sim", {}))
     if "obs_terms" in kw:
         kw["obs_terms"] = tuple(kw["obs_terms"])

@@ -231,7 +231,8 @@ def _main(args) -> int:
     names = [policy] + ([p for p in ("random", "heuristic") if p != policy] if args.baselines
                         else [])
     # the checkpoint's environment (vehicle, models, task, terrain: train.envconfig)
-    spec = env_kwargs(env_id, state["config"].get("env")) if state else {}
+    spec = (env_kwargs(env_id, state["config"].get("env"), Path(args.checkpoint).parent)
+            if state else {})
     common = dict(env_id=env_id, episodes=args.episodes, seed=args.seed,
                   terrain_seed=args.terrain_seed,
                   max_episode_steps=args.max_episode_steps or (

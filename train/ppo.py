@@ -44,7 +44,7 @@ from .algorithm import (RolloutBuffer, RunningEpisodes, bootstrap_truncated,  # 
 from .checkpoint import (CHECKPOINT_FORMAT, CheckpointError, config_to_plain, load_checkpoint,
                          obs_layout, save_checkpoint, sim_config_plain)
 from .distributed import Dist, rank_seed
-from .envconfig import (add_env_arguments, check_env_id, env_kwargs as spec_kwargs,
+from .envconfig import (add_env_arguments, check_env_id, env_kwargs as spec_kwargs, pack_inputs,
                         env_spec_from_args)
 from .logs import EpisodeWindow, RunLog, plot_learning_curve, progress_bar
 
@@ -215,7 +215,8 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs) -> dict:
     torch.manual_seed(cfg.seed)  # the same initial weights on every rank
     device = torch.device(ddp.device)
     W, rank = ddp.world, ddp.rank
-    env_kwargs = {**spec_kwargs(cfg.env_id, cfg.env), **(env_kwargs or {})}
+    resume_base = None if resume is None else Path(resume).parent  # its inputs/ copies
+    env_kwargs = {**spec_kwargs(cfg.env_id, cfg.env, resume_base), **(env_kwargs or {})}
     if cfg.compile_env:
         env_kwargs["compile"] = True
     env = make_vec_env(cfg.env_id, cfg.num_envs, device, cfg.max_episode_steps, **env_kwargs)
@@ -240,6 +241,8 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs) -> dict:
     log = None
     if ddp.main:
         out.mkdir(parents=True, exist_ok=True)
+        # the run's file inputs (a URDF, a map) copied in, so the folder is self-contained
+        cfg = dataclasses.replace(cfg, env=pack_inputs(cfg.env, out, resume_base))
         plain = config_to_plain(cfg)
         plain["world_size"] = W
         plain["env_resolved"] = sim_config_plain(env.unwrapped.config)

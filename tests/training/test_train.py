@@ -439,6 +439,49 @@ def test_config_json_says_a_map_file_replaced_the_generator(tmp_path):
     assert "PerlinConfig" not in json.dumps(res)
 
 
+def test_a_run_folder_is_self_contained(tmp_path, monkeypatch):
+    """Issue 27, item 5: a run trained with a URDF and a map file given by relative paths
+    evaluates and resumes from another folder, after the inputs are gone: the run folder holds
+    copies (inputs/), and config.json records them and their resolved sources."""
+    import shutil
+
+    import numpy as np
+
+    import terrain
+    from offroad_env import data_file
+    work = tmp_path / "work"
+    work.mkdir()
+    shutil.copy(data_file("husky.urdf"), work / "robot.urdf")
+    terrain.save(terrain.HeightMap(np.zeros((81, 81)), (0.25, 0.25)), work / "m.npy")
+    monkeypatch.chdir(work)
+    assert ppo.main(["--out", "../run", "--num-envs", "8", "--num-steps", "8",
+                     "--total-steps", "64", "--num-minibatches", "2", "--update-epochs", "1",
+                     "--hidden", "16", "--no-progress", "--vehicle", "robot.urdf",
+                     "--terrain", "m.npy"]) == 0
+    run = tmp_path / "run"
+    env = json.loads((run / "config.json").read_text())["env"]
+    assert env["sim"]["vehicle"] == "inputs/robot.urdf" and env["terrain"] == "inputs/m.npy"
+    assert env["sources"] == {"vehicle": str(work / "robot.urdf"), "terrain": str(work / "m.npy")}
+    assert sorted(p.name for p in (run / "inputs").iterdir()) == ["m.json", "m.npy", "robot.urdf"]
+    shutil.rmtree(work)  # the inputs are gone; the run folder is moved
+    shutil.move(str(run), str(tmp_path / "moved"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    ck = str(tmp_path / "moved" / "checkpoint.pt")
+    assert ev.main([ck, "--episodes", "2", "--out", "ev", "--max-episode-steps", "5"]) == 0
+    assert ppo.main(["--resume", ck, "--out", "../resumed", "--num-envs", "8", "--num-steps",
+                     "8", "--total-steps", "128", "--num-minibatches", "2", "--update-epochs",
+                     "1", "--hidden", "16", "--no-progress"]) == 0
+    assert (tmp_path / "resumed" / "inputs" / "robot.urdf").is_file()
+    # without its copies and sources, the error names both
+    shutil.rmtree(tmp_path / "moved" / "inputs")
+    with pytest.raises(FileNotFoundError, match="neither its copy .*robot.urdf nor its source"):
+        envconfig.env_kwargs("offroad_env/OffroadNav-v0",
+                             json.loads((tmp_path / "moved" / "config.json").read_text())["env"],
+                             tmp_path / "moved")
+
+
 @pytest.mark.integration  # tensorboard is in the integration extra
 def test_tensorboard_tags_are_the_names_sb3_and_cleanrl_users_look_for(tmp_path):
     """Issue 27, item 8: rollout/ep_rew_mean, time/fps, losses/..., charts/learning_rate."""
