@@ -293,8 +293,9 @@ def test_the_environment_is_configured_from_the_command_line_and_read_back(tmp_p
     assert spec["sim"] == {"vehicle": "six_wheel_rover", "dynamics": "skid_steer",
                            "obs_terms": ["roll_pitch", "goal", "stability"]}
     assert spec["task"] == {"goal_distance": [3.0, 6.0]} and spec["reward"] == {"tilt": -0.5}
-    assert spec["terrain"] == str(tmp_path / "map.npy")
-    kw = envconfig.env_kwargs("offroad_env/OffroadNav-v0", spec)
+    assert spec["terrain"] == "inputs/map.npy"  # the run's copy (issue 27, item 5)
+    assert spec["sources"] == {"terrain": str(tmp_path / "map.npy")}
+    kw = envconfig.env_kwargs("offroad_env/OffroadNav-v0", spec, out)
     assert kw["heightmap"].shape == heights.shape and kw["config"].task.weights.tilt == -0.5
     # a task or reward option keeps the rest of the id's config: the traverse task keeps its
     # terrain levels, height scan and tip rule (a bare TaskConfig would have made it "nav")
