@@ -1,4 +1,5 @@
-"""A TorchRL rollout: ``GymEnv`` by id (one env) and ``GymWrapper`` over the batched env.
+"""A TorchRL rollout: ``GymEnv`` by id (one env, then two in worker processes) and ``GymWrapper``
+over the batched env (one process, the fast path).
 
     python examples/torchrl_rollout.py
 """
@@ -17,6 +18,10 @@ def main(argv=None):
     a = p.parse_args(argv)
     single = GymEnv("offroad_env/OffroadNav-v0")
     print(single.rollout(a.steps))
+    # N single envs in spawned workers: the module-prefixed id registers the ids in each one
+    workers = GymEnv("offroad_env:offroad_env/OffroadNav-v0", num_envs=2)
+    print("worker rollout:", workers.rollout(a.steps, break_when_any_done=False).batch_size)
+    workers.close()
     batched = GymWrapper(gym.make_vec("offroad_env/OffroadNav-v0", num_envs=8,
                                       vectorization_mode="vector_entry_point",
                                       autoreset_mode=AutoresetMode.SAME_STEP))

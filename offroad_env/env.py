@@ -6,7 +6,11 @@ observations, a Python float reward and Python bool flags. ``reset(seed=s)`` equ
 a vector env reset with seed ``s - i``. The time limit comes from ``gymnasium.make`` (the
 registered ``max_episode_steps``, applied by its ``TimeLimit`` wrapper) or from
 ``max_episode_steps`` here; only in the second case does ``info["end_reason"]`` say
-``"time_limit"`` (the wrapper's limit is invisible to the env).
+``EndReason.TIME_LIMIT`` (the wrapper's limit is invisible to the env).
+
+Every info value is a number, as in the vector env: ``info["end_reason"]`` is an
+:class:`~offroad_env.EndReason` (an ``int``; ``.label`` gives its name), so Gymnasium's
+``AsyncVectorEnv`` stacks it into an int64 array and TorchRL's specs hold it.
 """
 
 from __future__ import annotations
@@ -63,7 +67,7 @@ class OffroadEnv(SimulatorEnvBase, gym.Env):
         vals = torch.cat([reward] + [info[k] for k in keys]).tolist()
         term, truncated = bool(head[0]), bool(head[1])
         out = dict(zip(keys, vals[1:]))
-        out["end_reason"] = EndReason(head[2]).label
+        out["end_reason"] = EndReason(head[2])
         out["bad_action"] = bool(head[3])
         if self._renderer is not None:
             self._renderer.record(0)

@@ -32,7 +32,7 @@ TIP_RULES = ("limits", "force_angle")
 
 class EndReason(enum.IntEnum):
     """Why an episode ended, as reported in ``info["end_reason"]`` (the vector env: these codes
-    as an int64 tensor; the single env: the :attr:`label`)."""
+    as an int64 tensor; the single env: the member, an ``int``; :attr:`label` is its name)."""
 
     NONE = 0
     TIP_OVER = 1
@@ -43,7 +43,7 @@ class EndReason(enum.IntEnum):
 
     @property
     def label(self) -> str:
-        """The name as reported by the single env and in logs, e.g. ``"tip_over"``."""
+        """The name as reported in logs, tables and SB3 infos, e.g. ``"tip_over"``."""
         return self.name.lower()
 
 

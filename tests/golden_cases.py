@@ -89,7 +89,7 @@ def _single_rollout() -> dict[str, np.ndarray]:
         out["reward"].append(np.float32(r))
         out["terminated"].append(term)
         out["truncated"].append(trunc)
-        out["end_reason"].append(names.index(info["end_reason"]))
+        out["end_reason"].append(names.index(info["end_reason"].label))
         if term or trunc:
             obs, _ = env.reset()
         out["obs"].append(obs)

@@ -134,3 +134,38 @@ def test_torchrl_gym_env_by_id():
     td = tenv.rollout(5)
     assert td["observation"].shape[-1] == tenv.observation_spec["observation"].shape[-1]
     assert torch.isfinite(td["next", "reward"]).all()
+
+
+_GYMENV_SCRIPT = '''
+import offroad_env  # registers the ids; spawned workers re-import this script and register too
+from torchrl.envs import GymEnv
+if __name__ == "__main__":
+    env = GymEnv("offroad_env/OffroadNav-v0", num_envs=2)
+    td = env.rollout(4, break_when_any_done=False)
+    print(tuple(td.batch_size), td["next", "end_reason"].dtype)
+'''
+
+
+def test_torchrl_gym_env_with_several_workers(tmp_path):
+    """Issue 27, item 7: TorchRL's GymEnv(id, num_envs=N) runs N single envs in spawned workers.
+    By the module-prefixed id Gymnasium imports offroad_env in each worker; by the plain id the
+    user's script imports it at the top (which a spawned worker re-runs). Every info value is a
+    number TorchRL's specs hold (the end reason an int code, not a string)."""
+    pytest.importorskip("torchrl")
+    import subprocess
+    import sys
+
+    from torchrl.envs import GymEnv
+
+    env = GymEnv("offroad_env:offroad_env/OffroadNav-v0", num_envs=2)
+    td = env.rollout(4, break_when_any_done=False)
+    assert td.batch_size == torch.Size([2, 4])
+    assert td["next", "end_reason"].dtype == torch.int64
+    assert torch.isfinite(td["next", "reward"]).all()
+    env.close()
+    script = tmp_path / "user_script.py"
+    script.write_text(_GYMENV_SCRIPT)
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=300, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "(2, 4) torch.int64" in run.stdout

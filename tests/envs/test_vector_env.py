@@ -14,7 +14,7 @@ from gymnasium.vector import AutoresetMode
 
 import offroad_env
 from offroad_env import OffroadEnv, OffroadVectorEnv
-from offroad_env.tasks import REASONS
+from offroad_env.tasks import REASONS, EndReason
 
 from env_util import FLAT, SMALL, across_slope_env, make_vec, park_across, rollout, small_env
 
@@ -202,7 +202,9 @@ def test_time_limit_gives_truncated_only():
     single.reset(seed=0)
     for t in range(5):
         _, _, term, trunc, info = single.step(np.zeros(2, dtype=np.float32))
-    assert trunc and not term and info["end_reason"] == "time_limit"
+    # the single env's reason is an EndReason (an int: TorchRL's specs and numpy hold it)
+    assert trunc and not term and info["end_reason"] == EndReason.TIME_LIMIT
+    assert isinstance(info["end_reason"], int) and info["end_reason"].label == "time_limit"
     # through gymnasium.make the TimeLimit wrapper truncates (the env does not see its limit)
     made = gym.make("offroad_env/OffroadNav-v0", terrain=FLAT, num_maps=1, max_episode_steps=5)
     made.reset(seed=0)
