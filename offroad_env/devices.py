@@ -1,10 +1,19 @@
-"""Where the tensors live: :func:`check_device`, the one check of a device argument."""
+"""Where the tensors live: :func:`check_device`, the one check of a device argument; and how
+many CPU threads torch should use here (:func:`free_cores`, :func:`default_threads`,
+:func:`check_threads`)."""
 
 from __future__ import annotations
 
+import os
+import time
+import warnings
+
 import torch
 
-__all__ = ["check_device"]
+__all__ = ["check_device", "free_cores", "default_threads", "check_threads", "configure_threads"]
+
+#: torch's thread count when this module was imported (its default: the physical cores)
+_TORCH_THREADS = torch.get_num_threads()
 
 
 def check_device(device) -> torch.device:
@@ -22,3 +31,76 @@ def check_device(device) -> torch.device:
         raise ValueError(f"device {device!r}: this machine has {torch.cuda.device_count()} "
                          "CUDA device(s)")
     return dev
+
+
+def _cpu_times() -> tuple[int, int] | None:
+    """``(busy, total)`` jiffies of all CPUs from ``/proc/stat`` (None off Linux)."""
+    try:
+        with open("/proc/stat") as f:
+            vals = [int(v) for v in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = vals[3] + (vals[4] if len(vals) > 4 else 0)  # idle + iowait
+    return sum(vals) - idle, sum(vals)
+
+
+def free_cores(sample_s: float = 0.2) -> int:
+    """The cores this process may use that other work is not using now (at least 1): the cores
+    of its affinity mask less the busy ones, measured from ``/proc/stat`` over ``sample_s``
+    seconds (elsewhere: less the 1-minute load average)."""
+    try:
+        n = len(os.sched_getaffinity(0))
+    except AttributeError:
+        n = os.cpu_count() or 1
+    a = _cpu_times()
+    if a is not None:
+        time.sleep(sample_s)
+        b = _cpu_times()
+        d_total = b[1] - a[1]
+        busy = (b[0] - a[0]) / d_total * (os.cpu_count() or n) if d_total > 0 else 0.0
+    else:
+        try:
+            busy = os.getloadavg()[0]
+        except OSError:
+            busy = 0.0
+    return max(1, min(n, n - int(round(busy))))
+
+
+def default_threads(free: int | None = None) -> int:
+    """The CPU threads for a training or evaluation process: torch's default (the physical
+    cores) capped at the free cores. Oversubscribed cores make torch's OpenMP threads spin and
+    wait on one another: on a 2-core machine with one core busy, 2 threads trained 5-12x slower
+    than 1 (BENCHMARKS.md, "CPU threads")."""
+    free = free_cores() if free is None else free
+    return max(1, min(_TORCH_THREADS, free))
+
+
+def check_threads(free: int | None = None, stacklevel: int = 2) -> bool:
+    """Warn (RuntimeWarning) when torch's thread count exceeds the free cores; returns whether
+    it does."""
+    free = free_cores() if free is None else free
+    n = torch.get_num_threads()
+    if n > free:
+        warnings.warn(f"torch uses {n} CPU threads but only {free} core(s) are free: other "
+                      "work shares them and torch's threads will wait on each other (training "
+                      f"ran 5-12x slower so); pass --threads {free} or torch.set_num_threads"
+                      f"({free})", RuntimeWarning, stacklevel=stacklevel)
+        return True
+    return False
+
+
+def configure_threads(requested: int = 0, share: int = 1) -> int:
+    """Set torch's CPU threads for a process and return the count: ``requested`` (>= 1) as
+    given, with a :func:`check_threads` warning when it exceeds the free cores; 0: the
+    :func:`default_threads` of this process's ``share`` of the free cores (``share``: the
+    processes started together on this machine, as torchrun's local ranks)."""
+    if int(requested) != requested or requested < 0:
+        raise ValueError(f"threads must be an int >= 0 (0: choose), got {requested!r}")
+    free = free_cores()
+    if requested:
+        torch.set_num_threads(int(requested))
+        check_threads(max(1, free // max(1, share)), stacklevel=3)
+        return int(requested)
+    n = default_threads(max(1, free // max(1, share)))
+    torch.set_num_threads(n)
+    return n

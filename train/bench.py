@@ -39,8 +39,10 @@ import torch
 import terrain as terrain_pkg
 from offroad_env import OffroadVectorEnv, make_config
 from offroad_env.config import family_config
+from offroad_env.devices import configure_threads
 from offroad_env.tasks import EndReason
 
+from .logs import Progress, notice_missing_extras
 from .outcomes import Outcomes
 from .policies import BASELINES, baseline, careful_policy  # noqa: F401  (re-exported)
 
@@ -220,11 +222,13 @@ def _cell(sel: np.ndarray, per: dict, dt: float) -> dict:
     return out
 
 
-def run_suite(spec: SuiteSpec, policy, device="cpu") -> dict:
+def run_suite(spec: SuiteSpec, policy, device="cpu", progress: bool = False,
+              label: str = "") -> dict:
     """Run ``policy`` on every task of ``spec``; returns the results (module docstring).
 
     ``policy``: ``"random"``, ``"heuristic"``, ``"careful"``, or a function ``(env) ->
-    act(obs (T, D) tensor) -> (T, 2) actions``."""
+    act(obs (T, D) tensor) -> (T, 2) actions``. ``progress``: a bar with its ETA on stderr
+    over the episode's steps (``label`` names it; the run stops early once every task ends)."""
     env = _env(spec, spec.num_tasks, device)
     base = env.unwrapped
     tasks = suite_tasks(spec, base.terrain)
@@ -249,8 +253,11 @@ def run_suite(spec: SuiteSpec, policy, device="cpu") -> dict:
     m0 = {n: a for n, a, _ in base.obs_layout}["stability"]
     min_margin = torch.minimum(min_margin, obs[:, m0].double().cpu())
     v_prev = base.state_view().body_velocity[:, 0].double().cpu()
+    bar = Progress(base.max_episode_steps, enabled=progress, desc=label or str(policy),
+                   unit="step")
     with torch.inference_mode():
         for _ in range(base.max_episode_steps):
+            bar.update(1)
             obs, r, term, trunc, info = env.step(act(obs))
             view = base.state_view()
             live = out.add(r, view.roll, view.pitch, term | trunc, info["end_reason"])
@@ -264,6 +271,8 @@ def run_suite(spec: SuiteSpec, policy, device="cpu") -> dict:
             v_prev = v
             if not bool(out.active.any()):
                 break
+            bar.set_postfix(running=int(out.active.sum()))
+    bar.close()
     env.close()
     out.finish()  # tasks that ran out of steps
     length = out.length
@@ -342,6 +351,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=None, help="output folder (default runs/bench/<suite>)")
     p.add_argument("--device", default="cpu")
     p.add_argument("--force", action="store_true", help="overwrite existing outputs")
+    p.add_argument("--threads", type=int, default=0,
+                   help="torch CPU threads (default 0: the physical cores, capped at the free ones)")
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress bar (by default one per policy on stderr, with its ETA)")
     return p
 
 
@@ -377,7 +390,10 @@ def main(argv=None) -> int:
             if label in pols:
                 raise ValueError(f"two policies are labelled {label!r}; name them LABEL=PATH")
             pols[label] = _policy(path, args.device)
-        results = {name: run_suite(spec, pol, args.device) for name, pol in pols.items()}
+        notice_missing_extras()
+        configure_threads(args.threads)
+        results = {name: run_suite(spec, pol, args.device, progress=not args.no_progress,
+                                   label=name) for name, pol in pols.items()}
         out.mkdir(parents=True, exist_ok=True)
     except (ValueError, FileExistsError, OSError) as exc:
         print(f"train.bench: error: {exc}", file=sys.stderr)

@@ -32,10 +32,12 @@ import numpy as np
 import torch
 
 import offroad_env  # noqa: F401  (registers the ids)
+from offroad_env.devices import configure_threads
 from offroad_env.tasks import EndReason
 
 from .checkpoint import CheckpointError, load_checkpoint
 from .envconfig import check_env_id, env_kwargs
+from .logs import Progress, notice_missing_extras
 from .outcomes import Outcomes
 from .policies import baseline, heuristic_policy, random_policy  # noqa: F401  (re-exported)
 
@@ -47,12 +49,13 @@ VIDEO = "video-episode-0.mp4"  # the name gymnasium.utils.save_video gives episo
 
 def evaluate(policy, env_id: str, episodes: int = 256, seed: int = 10_000,
              terrain_seed: int = 1000, max_episode_steps: int | None = None,
-             frames: bool = False, **env_kwargs) -> dict:
+             frames: bool = False, progress: bool = False, **env_kwargs) -> dict:
     """Run ``episodes`` episodes of ``policy`` (a function, or the string ``"random"`` or
     ``"heuristic"``) and return the statistics (see the module docstring).
 
     ``policy(obs (M, D) tensor) -> actions (M, 2)``. ``frames``: also return the rgb_array
-    frames of episode 0 under ``"frames"``.
+    frames of episode 0 under ``"frames"``. ``progress``: a bar with its ETA on stderr over
+    the episodes' steps (the run stops early once every episode ends).
     """
     check_env_id(env_id)
     if int(episodes) != episodes or episodes < 1:
@@ -70,8 +73,10 @@ def evaluate(policy, env_id: str, episodes: int = 256, seed: int = 10_000,
     M = episodes
     out = Outcomes(M)
     shots = [env.render()[0]] if frames else []
+    bar = Progress(limit, enabled=progress, desc="evaluate", unit="step")
     with torch.inference_mode():
         for _ in range(limit):
+            bar.update(1)
             obs, r, term, trunc, info = env.step(policy(obs))
             view = base.state_view()
             live = out.add(r, view.roll, view.pitch, term | trunc, info["end_reason"])
@@ -79,6 +84,8 @@ def evaluate(policy, env_id: str, episodes: int = 256, seed: int = 10_000,
                 shots.append(env.render()[0])
             if not bool(out.active.any()):
                 break
+            bar.set_postfix(running=int(out.active.sum()))
+    bar.close()
     dt = base.config.dt
     env.close()
     out.finish()  # episodes that ran out of steps
@@ -165,14 +172,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=None, help="output folder (default: next to the checkpoint)")
     p.add_argument("--video", action="store_true", help=f"also write {VIDEO} (needs moviepy)")
     p.add_argument("--force", action="store_true", help="overwrite existing outputs")
+    p.add_argument("--threads", type=int, default=0,
+                   help="torch CPU threads (default 0: the physical cores, capped at the free ones)")
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress bar (by default one per policy on stderr, with its ETA)")
     return p
 
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    notice_missing_extras()
     try:
+        configure_threads(args.threads)
         return _main(args)
-    except (CheckpointError, ValueError, FileExistsError, ImportError) as exc:
+    except (CheckpointError, ValueError, OSError, ImportError) as exc:
         print(f"train.evaluate: error: {exc}", file=sys.stderr)
         return 2
 
@@ -196,7 +209,8 @@ def _main(args) -> int:
         if args.baselines:
             pols += [p for p in bench.POLICIES if p != policy]
         argv = ["--suite", args.suite, "--policy", *pols] + (
-            ["--out", args.out] if args.out else []) + (["--force"] if args.force else [])
+            ["--out", args.out] if args.out else []) + (["--force"] if args.force else []) + (
+            ["--no-progress"] if args.no_progress else []) + ["--threads", str(args.threads)]
         return bench.main(argv)
     if policy == "careful":
         raise ValueError("the careful policy needs the traverse task's observations: use "
@@ -248,7 +262,8 @@ def _main(args) -> int:
             pol = lambda obs: agent.act(obs, deterministic=True)  # noqa: E731
         else:
             pol = name
-        results[name] = evaluate(pol, frames=(name == names[0]), **common)
+        results[name] = evaluate(pol, frames=(name == names[0]), progress=not args.no_progress,
+                                 **common)
     out.mkdir(parents=True, exist_ok=True)
     shots = results[names[0]].pop("frames")
     from PIL import Image

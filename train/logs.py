@@ -14,8 +14,8 @@ import numpy as np
 
 from offroad_env.tasks import EndReason
 
-__all__ = ["RunLog", "EpisodeWindow", "progress_bar", "plot_learning_curve", "tb_tag",
-           "TB_TAGS"]
+__all__ = ["RunLog", "EpisodeWindow", "Progress", "iteration_line", "notice_missing_extras", "plot_learning_curve",
+           "tb_tag", "TB_TAGS"]
 
 
 #: TensorBoard tags of the log's columns, the names SB3 and CleanRL users look for: SB3's
@@ -79,15 +79,116 @@ class RunLog:
             self.tb.close()
 
 
-def progress_bar(total: int, initial: int, enabled: bool):
-    if enabled:
-        try:
-            from tqdm import tqdm
-            return tqdm(total=total, initial=initial, unit="step", unit_scale=True,
-                        dynamic_ncols=True)
-        except ImportError:
-            pass
-    return None
+def iteration_line(row: dict, n_iter: int) -> str:
+    """One line of a training log row: ``iter 10/244  163,840 steps  12,345 steps/s  success
+    0.42  return 3.10  (window: 100 episodes)``; "no finished episodes yet" while the window is
+    empty."""
+    head = (f"iter {row['iteration']}/{n_iter}  {row['global_step']:,} steps  "
+            f"{row['steps_per_s']:,.0f} steps/s")
+    if not row.get("window_episodes"):
+        return head + "  (no finished episodes yet)"
+    return (head + f"  success {row['success_rate']:.2f}  return {row['return_mean']:.2f}  "
+            f"(window: {row['window_episodes']} episodes)")
+
+
+_NOTICED = set()
+
+
+def notice_missing_extras(file=None) -> list[str]:
+    """Say once per process (to stderr) which of the train extra's packages are missing and
+    what is left out without them; returns the missing names. A base install
+    (``pip install offroad-env``) trains and evaluates without tqdm and matplotlib: progress
+    comes as a line every few seconds, and no plots are drawn."""
+    import importlib.util
+    import sys
+
+    left_out = {"tqdm": "progress bars (a line every 10 s instead)",
+                "matplotlib": "plots (learning curve, evaluation and suite figures)"}
+    missing = [m for m in left_out if importlib.util.find_spec(m) is None]
+    new = [m for m in missing if m not in _NOTICED]
+    if new:
+        _NOTICED.update(new)
+        print("offroad-env: " + "; ".join(f"{m} is not installed: no {left_out[m]}"
+                                          for m in new)
+              + ". pip install 'offroad-env[train]' adds them.", file=file or sys.stderr)
+    return missing
+
+
+class Progress:
+    """Progress of a long command on stderr: tqdm's bar (with its ETA) where tqdm is installed;
+    else a line at most every ``every_s`` seconds with the share done, the rate and the ETA.
+    Disabled (``enabled=False``), every method does nothing but :meth:`write`, which prints.
+
+    ``total``/``initial``: in ``unit``s; :meth:`update` adds done units, :meth:`set_postfix`
+    shows ``key=value`` figures after the bar, :meth:`write` prints a line without breaking it.
+    """
+
+    def __init__(self, total: int, initial: int = 0, enabled: bool = True, desc: str = "",
+                 unit: str = "step", every_s: float = 10.0, file=None):
+        import sys
+        import time
+
+        self.file = file or sys.stderr
+        self.total, self.done, self.unit, self.desc = total, initial, unit, desc
+        self.every_s, self._clock = every_s, time.perf_counter
+        self._t0 = self._last = self._clock()
+        self._start_done = self._shown = initial
+        self._postfix = ""
+        self.bar = None
+        self.enabled = enabled
+        if enabled:
+            try:
+                from tqdm import tqdm
+                self.bar = tqdm(total=total, initial=initial, unit=unit, unit_scale=True,
+                                dynamic_ncols=True, desc=desc or None, file=self.file)
+            except ImportError:
+                notice_missing_extras(self.file)
+
+    def update(self, n: int) -> None:
+        self.done += n
+        if self.bar is not None:
+            self.bar.update(n)
+        elif self.enabled:
+            now = self._clock()
+            if now - self._last >= self.every_s or self.done >= self.total:
+                self._last, self._shown = now, self.done
+                print(self.line(now), file=self.file, flush=True)
+
+    def line(self, now: float | None = None) -> str:
+        """The plain progress line: ``desc 40% 1,234/3,000 step, 95 step/s, ETA 0:00:18``."""
+        now = self._clock() if now is None else now
+        rate = (self.done - self._start_done) / max(now - self._t0, 1e-9)
+        eta = (self.total - self.done) / rate if rate > 0 else math.inf
+        eta_s = "?" if not math.isfinite(eta) else _hms(eta)
+        pct = 100.0 * self.done / self.total if self.total else 100.0
+        return (f"{self.desc + ' ' if self.desc else ''}{pct:3.0f}% {self.done:,}/{self.total:,} "
+                f"{self.unit}, {rate:,.0f} {self.unit}/s, ETA {eta_s}"
+                + (f", {self._postfix}" if self._postfix else ""))
+
+    def set_postfix(self, **figures) -> None:
+        if self.bar is not None:
+            self.bar.set_postfix(**figures)
+        self._postfix = ", ".join(f"{k} {v}" for k, v in figures.items())
+
+    def write(self, text: str) -> None:
+        if self.bar is not None:
+            self.bar.write(text, file=self.file)
+        else:
+            print(text, file=self.file, flush=True)
+
+    def close(self) -> None:
+        """Close the bar; a plain report prints its last line (also when the work ended early,
+        as a suite whose tasks all finished)."""
+        if self.bar is not None:
+            self.bar.close()
+        elif self.enabled and self._shown != self.done:
+            print(self.line(), file=self.file, flush=True)
+            self._shown = self.done
+
+
+def _hms(seconds: float) -> str:
+    s = int(round(seconds))
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
 
 
 class EpisodeWindow:

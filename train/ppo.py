@@ -36,6 +36,7 @@ import torch
 
 import offroad_env  # noqa: F401  (registers the ids)
 from offroad_env import check_device
+from offroad_env.devices import configure_threads
 from wrappers import TerrainCurriculum
 
 from .agent import Agent
@@ -46,7 +47,8 @@ from .checkpoint import (CHECKPOINT_FORMAT, CheckpointError, config_to_plain, lo
 from .distributed import Dist, rank_seed
 from .envconfig import (add_env_arguments, check_env_id, env_kwargs as spec_kwargs, pack_inputs,
                         env_spec_from_args)
-from .logs import EpisodeWindow, RunLog, plot_learning_curve, progress_bar
+from .logs import (EpisodeWindow, Progress, RunLog, iteration_line, notice_missing_extras,
+                   plot_learning_curve)
 
 __all__ = ["PPOConfig", "Agent", "check_env_id", "make_vec_env", "train", "load_checkpoint",
            "CHECKPOINT_FORMAT",
@@ -72,13 +74,18 @@ class PPOConfig:
         init_log_std: initial log standard deviation of the Gaussian policy.
         seed: seeds the env (sub-env i gets seed + i) and torch.
         device: torch device of the env and the networks.
-        threads: torch CPU threads (0: leave torch's default).
+        threads: torch CPU threads (0, default: torch's default, the physical cores, capped at
+            the cores other work leaves free, shared among torchrun's local ranks; a count
+            above the free cores warns).
         max_episode_steps: override of the id's time limit (None: the registered one).
         out: output folder.
         checkpoint_every: also keep a numbered checkpoint every this many iterations (0: never).
         tensorboard: write TensorBoard event files: None (default) when the ``tensorboard``
             package is installed, True (an error without it) or False (``--no-tensorboard``).
-        progress: show a progress bar (tqdm, if installed).
+        progress: show a progress bar with its ETA on stderr (tqdm's; without tqdm, a line
+            every 10 s).
+        print_every: print a line to stderr every this many iterations (0: never): steps,
+            steps/s, and the success rate and return over the episode window (with its size).
         time_limit_s: stop after this many seconds of training (0: no limit), saving as usual.
         stats_window: episode statistics (return, length, success and end-reason rates) are
             over the last this many finished episodes (the log says how many it held).
@@ -122,6 +129,7 @@ class PPOConfig:
     checkpoint_every: int = 0
     tensorboard: bool | None = None
     progress: bool = True
+    print_every: int = 10
     time_limit_s: float = 0.0
     stats_window: int = 100
     spread_starts: bool = True
@@ -137,6 +145,10 @@ class PPOConfig:
             v = getattr(self, name)
             if int(v) != v or v < 1:
                 raise ValueError(f"{name} must be an int >= 1, got {v!r}")
+        for name in ("print_every", "threads"):
+            v = getattr(self, name)
+            if int(v) != v or v < 0:
+                raise ValueError(f"{name} must be an int >= 0, got {v!r}")
         if int(self.curriculum_init_level) != self.curriculum_init_level or \
                 self.curriculum_init_level < 0:
             raise ValueError(f"curriculum_init_level must be an int >= 0, got "
@@ -210,8 +222,8 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs) -> dict:
     if cfg.tensorboard and not have_tb:
         raise ImportError("--tensorboard needs the tensorboard package (pip install tensorboard)")
     tensorboard = have_tb if cfg.tensorboard is None else cfg.tensorboard
-    if cfg.threads:
-        torch.set_num_threads(cfg.threads)
+    if torch.device(ddp.device).type == "cpu":
+        configure_threads(cfg.threads, int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
     torch.manual_seed(cfg.seed)  # the same initial weights on every rank
     device = torch.device(ddp.device)
     W, rank = ddp.world, ddp.rank
@@ -268,8 +280,8 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs) -> dict:
               f"of {cfg.batch_size * W} env steps (num_envs x num_steps"
               f"{' x ranks' if W > 1 else ''}): training {n_iter * cfg.batch_size * W} "
               f"({n_iter} iterations)", file=sys.stderr)
-    bar = progress_bar(n_iter * cfg.batch_size * W, global_step,
-                       cfg.progress and ddp.main)
+    bar = Progress(n_iter * cfg.batch_size * W, global_step, cfg.progress and ddp.main,
+                   desc="train")
     t_start = time.perf_counter()
     summary = {}
     iteration = start_iteration
@@ -305,10 +317,13 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs) -> dict:
         summary = row
         if log is not None:
             log.write(row)
-        if bar is not None:
-            bar.update(N * T)
+        bar.update(N * T * W)
+        if row["window_episodes"]:
             bar.set_postfix(ret=f"{row['return_mean']:.2f}", succ=f"{row['success_rate']:.2f}",
                             tip=f"{row['tip_over_rate']:.3f}")
+        if ddp.main and cfg.print_every and ((iteration + 1) % cfg.print_every == 0
+                                             or iteration + 1 == n_iter):
+            bar.write(iteration_line(row, n_iter))
         if ddp.main:
             if cfg.checkpoint_every and (iteration + 1) % cfg.checkpoint_every == 0:
                 save_checkpoint(out / f"checkpoint_{iteration + 1:05d}.pt", agent, optimizer,
@@ -318,8 +333,7 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs) -> dict:
         if ddp.any(bool(cfg.time_limit_s) and elapsed > cfg.time_limit_s):
             break
     ddp.check_same(list(agent.parameters()) + list(agent.buffers()))
-    if bar is not None:
-        bar.close()
+    bar.close()
     env.close()
     if log is not None:
         log.close()
@@ -367,6 +381,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     args = vars(build_parser().parse_args(argv))
     resume, force = args.pop("resume"), args.pop("force")
+    if int(os.environ.get("RANK", "0")) == 0:
+        notice_missing_extras()
     try:
         spec = env_spec_from_args(args)
         if resume is not None and not spec:  # the resumed run's environment

@@ -116,3 +116,27 @@ def test_evaluate_runs_a_checkpoint_on_a_suite_named_by_policy(tmp_path, capsys)
     assert evaluate.main(["--suite", str(spec), "--policy", "no/such.pt", "--out",
                           str(tmp_path / "e2")]) == 2
     assert "neither a checkpoint file nor one of" in capsys.readouterr().err
+
+
+def test_a_suite_run_shows_its_progress_and_eta_without_tqdm(monkeypatch, capsys):
+    """Issue 27, item 9: a long suite run reports progress on stderr; a base install without
+    tqdm gets plain lines with the share done, the rate and the ETA, and one notice of what the
+    missing extras leave out. The results are the same with and without the report."""
+    import sys
+
+    from train import logs
+    monkeypatch.setitem(sys.modules, "tqdm", None)  # import tqdm -> ImportError
+    monkeypatch.setattr(logs, "_NOTICED", set())
+    quiet = run_suite(TINY, "heuristic")
+    capsys.readouterr()
+    bar = logs.Progress(10, desc="x", every_s=0.0)
+    bar.update(4)
+    err = capsys.readouterr().err
+    assert "tqdm is not installed: no progress bars" in err
+    assert "x  40% 4/10 step," in err and "ETA 0:00:0" in err
+    shown = run_suite(TINY, "heuristic", progress=True, label="heuristic")
+    err = capsys.readouterr().err
+    assert "tqdm is not installed" not in err  # said once per process
+    assert err.splitlines()[-1].startswith("heuristic ")  # the last line, early end or not
+    assert "step/s, ETA" in err.splitlines()[-1]
+    assert json.dumps(shown) == json.dumps(quiet)

@@ -501,3 +501,24 @@ def test_tensorboard_tags_are_the_names_sb3_and_cleanrl_users_look_for(tmp_path)
     assert {"losses/value_loss", "losses/policy_loss", "losses/approx_kl", "time/fps",
             "charts/learning_rate"} <= tags, tags
     assert not tags & {"value_loss", "return_mean", "steps_per_s", "lr"}
+
+
+def test_training_prints_a_line_every_few_iterations(tmp_path, capsys):
+    """Issue 27, item 9: one line per ``print_every`` iterations on stderr (stdout keeps the
+    JSON summary): steps, steps/s, and success and return over the window with its size."""
+    assert ppo.main(["--out", str(tmp_path / "r"), "--num-envs", "16", "--num-steps", "32",
+                     "--total-steps", str(16 * 32 * 6), "--num-minibatches", "2",
+                     "--update-epochs", "1", "--hidden", "16", "--no-progress",
+                     "--print-every", "2", "--max-episode-steps", "20"]) == 0
+    cap = capsys.readouterr()
+    lines = [ln for ln in cap.err.splitlines() if ln.startswith("iter ")]
+    assert [ln.split()[1] for ln in lines] == ["2/6", "4/6", "6/6"]
+    rows = list(csv.DictReader(open(tmp_path / "r" / "progress.csv")))
+    last = rows[-1]
+    assert f"{int(last['global_step']):,} steps" in lines[-1]
+    assert (f"success {float(last['success_rate']):.2f}  return "
+            f"{float(last['return_mean']):.2f}  (window: {last['window_episodes']} episodes)"
+            ) in lines[-1]
+    json.loads(cap.out)  # the summary alone on stdout
+    with pytest.raises(ValueError, match="print_every must be an int >= 0"):
+        _smoke_cfg(tmp_path / "x", print_every=-1)
