@@ -4,7 +4,9 @@
     python docs/soil_plots.py            # writes docs/soil_drawbar_pull.png, docs/soil_sinkage.png
 
 Drawbar pull is per wheel at the static load (a quarter of 50 kg), as a fraction of that load,
-without (solid) and with (dashed) Lyasko's slip-sinkage; sinkage is rolling (solid) and at rest
+without (solid) and with (dashed) Lyasko's slip-sinkage (a deeper rut, a longer contact, the
+compaction at the load's sinkage: ``offroad_env.physics.soil.drawbar_pull``); sinkage is rolling
+(solid) and at rest
 (dotted) against the load, with the classical closed form (thin).
 """
 

@@ -73,6 +73,7 @@ from .rigid_params import (RigidBodyParams, chassis_points, check_stable, for_ve
                            inertia_tensor, substeps, suspension)
 from .rotations import quat_step, rotation_entries, vcross, vdot, vmat, vrot, vrot_inv
 from .slip import friction_ellipse, rolling_resistance, slip_angle, slip_ratio
+from .soil_contact import rut_depth, soil_resistance, soil_shear
 from .vehicle import Vehicle
 
 __all__ = ["RigidBodyParams", "RigidBodyState", "rigid_body_step", "Layout", "make_layout"]
@@ -82,13 +83,16 @@ __all__ = ["RigidBodyParams", "RigidBodyState", "rigid_body_step", "Layout", "ma
 class RigidBodyState:
     """Batched state: ``pos`` ``(N, 3)`` centre of mass, world [m]; ``quat`` ``(N, 4)`` body to
     world ``(w, x, y, z)``; ``vel`` ``(N, 3)`` centre-of-mass velocity, world [m/s]; ``ang_vel``
-    ``(N, 3)`` body-frame angular velocity [rad/s]; ``wheel_omega`` ``(N, K)`` [rad/s]."""
+    ``(N, 3)`` body-frame angular velocity [rad/s]; ``wheel_omega`` ``(N, K)`` [rad/s];
+    ``wheel_sinkage`` ``(N, K)`` the depth of each wheel's rut on soil [m] (None: hard ground,
+    or zeros)."""
 
     pos: torch.Tensor
     quat: torch.Tensor
     vel: torch.Tensor
     ang_vel: torch.Tensor
     wheel_omega: torch.Tensor
+    wheel_sinkage: torch.Tensor | None = None
 
 
 # ------------------------------------------------------------------------- the step
@@ -193,6 +197,13 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         omega = group_sum(coupling, omega) / group
     d, e = layout.d, layout.e
     half_w = 0.5 * vehicle.wheel_width
+    soil = p.soil
+    if soil is not None:  # the wheels' ruts (wheel-major)
+        if vehicle.wheel_width <= 0:
+            raise ValueError("soil needs the vehicle's wheel_width (> 0): the contact's width")
+        z_rut = (torch.zeros_like(omega) if s.wheel_sinkage is None
+                 else s.wheel_sinkage.T.contiguous())
+    mu_body = mu if soil is None else math.tan(soil.phi)  # the chassis' friction
     for _ in range(n_sub):
         R = rotation_entries(*q)
         xb = (R[0][0], R[1][0], R[2][0])
@@ -223,6 +234,8 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         t = tuple((d_s * zb[i] + e_s * fk[i]) / r for i in range(3))
         if half_w > 0.0:
             s_w, side = tyre_edges(s_w, H, zb, n, l_, r, half_w, maps, map_index)
+        if soil is not None:
+            s_w = s_w - z_rut  # the wheel stands on its rut's floor
         touch = (s_w > 0) & upright
         s_c = s_w.clamp_min(0.0)
         A = tuple(H[i] + s_c * zb[i] for i in range(3))  # hubs
@@ -254,9 +267,13 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         m_t, m_l = (1.0 / (K * (1.0 / m + vdot(ub, vmat(Ji, ub))))
                     for ub in (vrot_inv(R, vcross(rho, u)) for u in (t, l_)))
         kappa = slip_ratio(v_t, omega, r, p.slip_eps)
-        fx_lin = p.c_kappa * kappa
-        fy_lin = -p.c_alpha * slip_angle(v_t, v_l, p.slip_eps)
-        mu_w = mu
+        if soil is None:
+            fx_lin = p.c_kappa * kappa
+            fy_lin = -p.c_alpha * slip_angle(v_t, v_l, p.slip_eps)
+            mu_w = mu
+        else:
+            fx_lin, fy_lin, mu_w = soil_shear(soil, 2 * half_w, r, z_rut, kappa, v_t, v_l, N0,
+                                              p.slip_eps)
 
         def tyre(give):
             """Tangential forces and the normal force of a wheel whose spin yields to its
@@ -284,7 +301,6 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         T = torque.clamp(-t_max, t_max)
         if driven is not None:
             T = torch.where(driven, T, torch.zeros_like(T))
-        frr = rolling_resistance(v_t, N, p.c_rr, p.v_eps)
         # the holding brake: a velocity-level Coulomb solve in the body's x-y plane
         bs = _Planar(vdot(v, xb), vdot(v, yb), w[2])
         Ng = tuple((N0 * n[i]).sum(0) for i in range(3))
@@ -302,6 +318,10 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         fx = torch.where(brake, fbx, fx)
         fy = torch.where(brake, share * Fby, fy)
         N = torch.where(brake, ((F_s - fbx * ratio_t) / ratio_n).clamp_min(0.0), N)
+        if soil is None:
+            frr = rolling_resistance(v_t, N, p.c_rr, p.v_eps)
+        else:
+            frr = soil_resistance(soil, 2 * half_w, r, z_rut, v_t, N, p.v_eps)
         frr = torch.where(brake, torch.zeros_like(frr), frr)
         if coupling is None:
             d_omega = (T - r * fx - p.wheel_damping * omega) / p.wheel_inertia
@@ -340,7 +360,7 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
                                           (off_u, (-sx * inv, -sy * inv, inv), pen_u, hit_u,
                                            1.0)):
             FP, tqP = point_forces(off, nrm, pen, hit, scale, v, w_w, k_c, c_c,
-                                    m / (4.0 * h), mu_w)
+                                    m / (4.0 * h), mu_body)
             for i in range(3):
                 F[i] = F[i] + FP[i]
                 tau[i] = tau[i] + tqP[i]
@@ -355,12 +375,18 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         c = [c[i] + h * v[i] for i in range(3)]
         q = quat_step(q, w, h)
         omega = torch.where(brake, torch.zeros_like(omega), omega + h * d_omega)
+        if soil is not None:
+            z_rut = rut_depth(soil, 2 * half_w, r, z_rut, N, v_t, kappa, r * omega, h,
+                              p.slip_sinkage)
     info = {"normal_force": N, "contact": touch & (N > 0), "contact_point": Cp, "hub": A,
             "wheel_hole": torch.isnan(ground[:, ground.shape[1] // 2]), "compression": s_c,
             "kappa": kappa, "torque": T, "chassis_contact": hit_b.any(0) | hit_u.any(0),
             "roof_contact": roof_down(c, q, layout.roof, maps, map_index)}
+    if soil is not None:
+        info["sinkage"] = z_rut
     new = RigidBodyState(torch.stack(c, 1), torch.stack(q, 1), torch.stack(v, 1),
-                         torch.stack(w, 1), omega.T)
+                         torch.stack(w, 1), omega.T,
+                         None if soil is None else z_rut.T)
     return new, info
 
 

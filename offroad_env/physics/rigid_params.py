@@ -58,6 +58,10 @@ class RigidBodyParams:
         inertia: the 3 x 3 inertia tensor about the centre of mass in body axes [kg m^2];
             None: the vehicle's (:func:`inertia_tensor`).
         contact_spacing: spacing of the rim samples [m]; None: the map's finer spacing.
+        soil: None (hard ground: the tyre laws above) or a soil (a name of
+            :data:`~.soil.SOILS` or a :class:`~.soil.Soil`): the wheels sink into it and take
+            Bekker-Wong support, Janosi shear and compaction resistance (:mod:`.soil_contact`).
+        slip_sinkage: on soil, a slipping wheel digs (Lyasko's ``(1 + i) / (1 - 0.5 i)``).
     """
 
     sag: float | None = None
@@ -83,8 +87,13 @@ class RigidBodyParams:
     chassis_sink: float = 0.01
     inertia: tuple | None = None
     contact_spacing: float | None = None
+    soil: object = None
+    slip_sinkage: bool = True
 
     def __post_init__(self):
+        if self.soil is not None:
+            from .soil import soil as by_name
+            object.__setattr__(self, "soil", by_name(self.soil))
         check_numbers(self, positive=("bump_ratio", "max_steer", "c_kappa", "c_alpha",
                                       "slip_eps", "v_eps", "max_substep", "chassis_sink"),
                       nonneg=("damping_ratio", "mu", "c_rr"),

@@ -27,8 +27,12 @@ parameters ``n``, ``k_c``, ``k_phi`` and the Mohr-Coulomb/Janosi ones ``c``, ``p
   K)))`` for the slip ``i = 1 - v / (omega r)``; ``l`` is the arc's length ``r theta_0``
   (rolling) or ``2 r theta_0`` (at rest).
 - **Drawbar pull** ``DP = F - R_c``: zero at the slip where thrust meets the resistance.
-- **Slip-sinkage** (optional, Lyasko 2010): a slipping wheel digs, ``z_i = z (1 + i) / (1 -
-  0.5 i)`` for ``0 <= i < 1`` (4 z at ``i = 1``), so the drawbar pull can fall at high slip.
+- **Slip-sinkage** (Lyasko 2010): a slipping wheel digs, ``z_i = z (1 + i) / (1 - 0.5 i)``
+  for ``0 <= i <= 1`` (4 z at ``i = 1``). Counted as compaction (``R_c(z_i)``) it would make the
+  pull fall steeply at high slip, and a Husky could not drive on flat dry sand (the pull is
+  negative at every slip); the model counts the compaction at the load's sinkage and lets the
+  deeper rut lengthen the contact, so the pull rises with slip and a digging wheel sinks
+  (toward its belly) rather than brakes.
 
 Units: SI (m, N, Pa, rad). Parameters may be python floats or tensors that broadcast with the
 inputs (per-environment soils).
@@ -44,6 +48,7 @@ import numpy as np
 import torch
 
 __all__ = ["Soil", "SOILS", "soil", "pressure", "support", "sinkage", "sinkage_closed_form",
+           "inverse_rows",
            "compaction_resistance", "contact_length", "thrust", "drawbar_pull", "slip_sinkage",
            "N_RANGE"]
 
@@ -185,17 +190,31 @@ def _psi_row(i: int) -> np.ndarray:
     return np.log(_arc_integral_np(n, np.exp(_LU))) / (n + 0.5)
 
 
+_ROWS: dict = {}
+
+
+def inverse_rows(n: float, dtype, device) -> tuple:
+    """``(log u samples, the two psi rows about n, their weight)`` as tensors, built once per
+    ``(n, dtype, device)`` (the physical model builds them eagerly, before a compiled step
+    reads them)."""
+    key = (float(n), dtype, str(device))
+    if key not in _ROWS:
+        fi = (n - N_RANGE[0]) / _N_STEP
+        i0 = min(max(int(math.floor(fi)), 0),
+                 int(round((N_RANGE[1] - N_RANGE[0]) / _N_STEP)) - 1)
+        kw = dict(dtype=dtype, device=device)
+        _ROWS[key] = (torch.tensor(_LU, **kw), torch.tensor(_psi_row(i0), **kw),
+                      torch.tensor(_psi_row(i0 + 1), **kw), fi - i0)
+    return _ROWS[key]
+
+
 def _log_u(n: float, psi: torch.Tensor) -> torch.Tensor:
     """``log u`` where ``log F_n(u) / (n + 1/2) = psi``: the inverse of the two table rows
     about ``n`` (linear in ``psi`` within a row, then in ``n``), clamped to ``[log U_MIN,
     0]``. The rows are inverted in torch (``searchsorted``), so a compiled step can use it."""
-    fi = (n - N_RANGE[0]) / _N_STEP
-    i0 = min(max(int(math.floor(fi)), 0), int(round((N_RANGE[1] - N_RANGE[0]) / _N_STEP)) - 1)
-    wi = fi - i0
-    lu = torch.tensor(_LU, dtype=psi.dtype, device=psi.device)
+    lu, row_a, row_b, wi = inverse_rows(n, psi.dtype, psi.device)
     out = []
-    for i in (i0, i0 + 1):
-        row = torch.tensor(_psi_row(i), dtype=psi.dtype, device=psi.device)
+    for row in (row_a, row_b):
         p = psi.clamp(row[0], row[-1])
         j = torch.searchsorted(row, p.contiguous()).clamp(1, row.numel() - 1)
         p0, p1 = row[j - 1], row[j]
@@ -264,12 +283,13 @@ def slip_sinkage(z, i):
 
 def drawbar_pull(s: Soil, b, r, W, i, slip_sinks: bool = False):
     """Drawbar pull ``thrust - R_c`` [N] of a rolling rigid wheel carrying ``W`` [N] at slip
-    ``i``: its sinkage from :func:`sinkage` (raised by :func:`slip_sinkage` with
-    ``slip_sinks``), the contact length from that sinkage. Returns ``(pull, sinkage)``."""
-    z = sinkage(s, b, r, torch.as_tensor(W, dtype=torch.float64))
+    ``i``, as the physical model's wheel on soil (:mod:`.soil_contact`): the rut from
+    :func:`sinkage` (deepened by :func:`slip_sinkage` with ``slip_sinks``), the thrust over
+    the rut's contact length, the compaction resistance at the load's sinkage (soil dug out is
+    moved, not compacted; bulldozing is not modelled). Returns ``(pull, rut depth)``."""
+    z0 = sinkage(s, b, r, torch.as_tensor(W, dtype=torch.float64))
     i = torch.as_tensor(i, dtype=torch.float64)
-    if slip_sinks:
-        z = torch.minimum(slip_sinkage(z, i), torch.full_like(z, r))
+    z = torch.minimum(slip_sinkage(z0, i), torch.full_like(z0, r)) if slip_sinks else z0
     z = torch.broadcast_to(z, torch.broadcast_shapes(z.shape, i.shape))
-    pull = thrust(s, W, b, contact_length(r, z), i) - compaction_resistance(s, b, z)
+    pull = thrust(s, W, b, contact_length(r, z), i) - compaction_resistance(s, b, z0)
     return pull, z

@@ -115,10 +115,11 @@ def test_drawbar_pull_changes_sign_where_thrust_meets_the_resistance():
     R_c = float(S.compaction_resistance(s, B, z[k]))
     F = float(S.thrust(s, torch.tensor(W0), B, S.contact_length(R, z[k]), i[k]))
     assert abs(F - R_c) < 0.01 * R_c
-    # with slip-sinkage the wheel digs as it slips: deeper ruts, and the pull can fall at high slip
+    # with slip-sinkage the wheel digs as it slips (4x at i = 1); the compaction stays the
+    # load's, the deeper rut lengthens the contact: the pull is at least as large
     pull_s, z_s = S.drawbar_pull(s, B, R, W0, i, slip_sinks=True)
     assert bool((z_s[1:] >= z_s[:-1]).all()) and float(z_s[-1]) > 3.9 * float(z_s[0])
-    assert bool((pull_s <= pull + 1e-9).all())
+    assert bool((pull_s >= pull - 1e-9).all())
 
 
 def test_soils_by_name_and_bad_parameters_are_named():

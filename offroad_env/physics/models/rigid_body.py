@@ -52,7 +52,8 @@ class RigidBody(VehicleModel):
     name = "rigid_body"
     action_labels = ("left wheel speed / speed", "right wheel speed / steering angle")
     fields = {"body_pos": Field((3,)), "body_quat": Field((4,)), "body_vel": Field((3,)),
-              "body_rate": Field((3,)), "wheel_omega": Field(("K",), wheel_major=True)}
+              "body_rate": Field((3,)), "wheel_omega": Field(("K",), wheel_major=True),
+              "wheel_sinkage": Field(("K",), wheel_major=True)}
     Params = RigidBodyParams
     support_from_loads = True
     judges_tip_over = True
@@ -80,6 +81,9 @@ class RigidBody(VehicleModel):
         key = (like.dtype, like.device, maps.resolution)
         if key not in self._cache:
             p, v = self.params, self.vehicle
+            if p.soil is not None:  # the sinkage tables, eagerly (a compiled step reads them)
+                from ..soil import inverse_rows
+                inverse_rows(p.soil.n, like.dtype, like.device)
             spacing = p.contact_spacing or min(maps.resolution)
             self._cache[key] = (make_layout(v, p, spacing, like.dtype, like.device,
                                             self.cfg.gravity),
@@ -126,7 +130,7 @@ class RigidBody(VehicleModel):
         layout, coupling, driven, _ = self._constants(state.x, maps)
         self._start_fresh(state)
         s0 = RigidBodyState(state.body_pos, state.body_quat, state.body_vel, state.body_rate,
-                            state.wheel_omega)
+                            state.wheel_omega, state.wheel_sinkage if p.soil else None)
         targets, steer = self._commands(action, state.x)
         s, info = rigid_body_step(
             v, p, s0, maps, state.map_index, targets, cfg.dt, steer=steer,
@@ -135,6 +139,8 @@ class RigidBody(VehicleModel):
         state.body_pos, state.body_quat, state.body_vel, state.body_rate = \
             s.pos, s.quat, s.vel, s.ang_vel
         state.wheel_omega = s.wheel_omega
+        if p.soil is not None:
+            state.wheel_sinkage = s.wheel_sinkage
         gc, R = self._contact(state, maps, info)
         # the step's mean acceleration of the centre of mass, in the body frame at its end
         acc_w = (s.vel - s0.vel) / cfg.dt
@@ -157,6 +163,25 @@ class RigidBody(VehicleModel):
         state.body_rate = torch.where(f, torch.zeros_like(pos), state.body_rate)
         state.wheel_omega = torch.where(f, torch.zeros_like(state.wheel_omega),
                                         state.wheel_omega)
+        if self.params.soil is not None:
+            # on soil each wheel starts in the rut of its static load at rest, the body that
+            # much lower (the mean: the rest was found on the surface)
+            z0 = self._rest_sinkage(state.x)
+            state.wheel_sinkage = torch.where(f, z0.expand_as(state.wheel_sinkage),
+                                              state.wheel_sinkage)
+            drop = torch.zeros_like(state.body_pos[:1])
+            drop[0, 2] = z0.mean()
+            state.body_pos = torch.where(f, state.body_pos - drop, state.body_pos)
+
+    def _rest_sinkage(self, like) -> torch.Tensor:
+        """``(1, K)``: each wheel's sinkage at rest under its static load on the soil [m]."""
+        from ..rigid_params import static_loads
+        from ..soil import sinkage
+        v = self.vehicle
+        W = torch.tensor(static_loads(v, self.cfg.gravity), dtype=like.dtype,
+                         device=like.device)
+        return sinkage(self.params.soil, v.wheel_width, v.wheel_radius, W,
+                       static=True).unsqueeze(0)
 
     def _contact(self, state, maps, info):
         """The step's placement (a ``GroundContact`` with loads) and the rotation ``(N, 3, 3)``;
