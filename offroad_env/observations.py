@@ -15,7 +15,15 @@ prev_action     A    the previous (clipped) action               [-1, 1]
 height_scan     nxy  terrain around base_link, relative [m]      +-clip
 stability       1    force-angle stability margin [rad]          [-pi/2, pi]
 traction        1    share of the friction cone demanded         [0, 10]
+soil            2K   each wheel's rut depth [m], then its slip   [0, r], [-2, 2]
+                     ratio (last step; 0 on hard ground / for
+                     kinematic models)
 ==============  ===  ==========================================  ===================
+
+``soil`` for sim-to-real: a wheel's rut depth is its sinkage below the undisturbed surface, as a
+wheel-mounted ranging sensor or a track-height estimate would measure it; its slip ratio is
+``(omega r - v) / max(|v|, |omega r|)`` from wheel odometry against a ground-speed estimate
+(visual odometry, GNSS), ``1 - v / (omega r)`` for a driven wheel (Wong's slip).
 """
 
 from __future__ import annotations
@@ -120,6 +128,18 @@ def _height_scan(state, maps, cfg):
                        cfg.height_scan)
 
 
+def _soil_spec(cfg, vehicle, maps, action_dim):
+    K = vehicle.num_wheels
+    return 2 * K, [0.0] * K + [-2.0] * K, [vehicle.wheel_radius] * K + [2.0] * K
+
+
+def _soil(state, maps, cfg):
+    rut = getattr(state, "wheel_sinkage", None)
+    if rut is None:
+        rut = torch.zeros_like(state.wheel_slip)
+    return torch.cat((rut, state.wheel_slip), 1)
+
+
 def _stability(state, maps, cfg):
     return state.margin.unsqueeze(1)
 
@@ -143,6 +163,8 @@ TERMS: dict[str, ObsTerm] = {
     "stability": ObsTerm(_fixed(1, -math.pi / 2, math.pi), _stability),
     # the share of the friction cone the motion demands (1: at the limit; offroad_env.tasks)
     "traction": ObsTerm(_fixed(1, 0.0, 10.0), _traction),
+    # each wheel's rut depth [m] on soil, then its slip ratio (sim-to-real: module docstring)
+    "soil": ObsTerm(_soil_spec, _soil),
 }
 TERM_NAMES = tuple(TERMS)
 

@@ -37,13 +37,16 @@ STREAM_FIELDS = ("keys", "counters")
 #:   from the vehicle model (0 at a reset);
 #: * ``keys, counters``: int64, each environment's random stream (:mod:`offroad_env.rng`);
 #: * ``map_index``: int64, the map each environment drives on; ``steps``: int64, steps in the
-#:   episode.
+#:   episode;
+#: * ``wheel_slip`` ``(N, K)``: each wheel's slip ratio in the last step (the model's
+#:   ``Drive.kappa``: 0 for kinematic models; > 0 driving, < 0 braking).
 CORE_FIELDS = {
     "x": Field(), "y": Field(), "yaw": Field(),
     "goal_w": Field((2,)), "command": Field((2,)), "prev_action": Field(("A",)),
     "vel_b": Field((3,)),
     "keys": Field(kind="int64", episodic=False), "counters": Field(kind="int64", episodic=False),
     "map_index": Field(kind="int64"), "steps": Field(kind="int64"),
+    "wheel_slip": Field(("K",)),
 }
 
 

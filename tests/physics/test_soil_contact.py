@@ -122,3 +122,22 @@ def test_hard_ground_has_no_rut_and_soil_needs_a_tyre_width():
     assert bool((env.unwrapped.sim.state.wheel_sinkage == 0).all())
     with pytest.raises(ValueError, match="unknown soil 'quicksand'"):
         RigidBodyParams(soil="quicksand")
+
+
+def test_the_soil_observation_holds_the_ruts_and_the_wheel_slip():
+    env = _flat_env("dry_sand", n=2, obs_terms=("body_velocity", "soil"))
+    env.reset(seed=0)
+    for _ in range(60):
+        obs, *_ = env.step(torch.tensor([[0.5, 0.5], [0.8, 0.8]]))
+    st = env.unwrapped.sim.state
+    assert env.unwrapped.obs_layout[1] == ("soil", 3, 11)
+    assert torch.allclose(obs[:, 3:7], st.wheel_sinkage)
+    # a driven wheel's slip ratio is Wong's 1 - v / (omega r) (the contact's speed is the
+    # body's on flat ground, straight ahead)
+    vx = obs[:, 0:1]
+    assert torch.allclose(obs[:, 7:11], 1.0 - vx / (st.wheel_omega * R), atol=2e-3)
+    # on hard ground and for kinematic models the ruts read 0
+    hard = OffroadVectorEnv(num_envs=2, obs_terms=("soil",), dtype=torch.float64)
+    hard.reset(seed=0)
+    o, *_ = hard.step(torch.full((2, 2), 0.5))
+    assert bool((o == 0).all())
