@@ -339,8 +339,7 @@ class Simulator:
         st.contact = motion.contact
         st.steps = st.steps + 1
         terms, reward, reason = self.task.step(st, motion, a, self.maps, self.params)
-        st.vel_b = motion.vel_b
-        st.wheel_slip = motion.drive.kappa
+        st.vel_b, st.wheel_slip = motion.vel_b, motion.drive.kappa
         st.prev_action = a
         info = {f"reward/{name}": value for name, value in terms.items()}
         info["end_reason"] = reason
