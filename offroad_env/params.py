@@ -1,6 +1,6 @@
 """Per-environment physical parameters (domain randomization): the vehicle's mass, centre of
-mass and wheel radius, the ground friction and the IMU noise levels, each ``(N,)`` (``com``
-``(N, 3)``), checked where they enter."""
+mass and wheel radius, the ground friction, the soil's strength and friction angle and the IMU
+noise levels, each ``(N,)`` (``com`` ``(N, 3)``), checked where they enter."""
 
 from __future__ import annotations
 
@@ -15,8 +15,11 @@ __all__ = ["PARAMS", "nominal_params", "update_params"]
 #: the names :func:`update_params` accepts: ``mass`` ``(N,)`` [kg]; ``com`` ``(N, 3)`` centre of
 #: mass in the rear-axle frame [m]; ``wheel_radius`` ``(N,)`` [m]; ``friction`` ``(N,)`` (the
 #: skid-steer ``mu`` on hard ground, ``mu_peak`` on soft soil); ``accel_noise`` / ``gyro_noise``
-#: ``(N,)`` [m/s^2], [rad/s]
-PARAMS = ("mass", "com", "wheel_radius", "friction", "accel_noise", "gyro_noise")
+#: ``(N,)`` [m/s^2], [rad/s]; on soil (the physical model's ``RigidBodyParams.soil``):
+#: ``soil_strength`` ``(N,)`` a factor on its ``k_c``, ``k_phi`` and ``c`` (nominal 1) and
+#: ``soil_phi`` ``(N,)`` its friction angle [rad] in [0, pi/2) (nominal the soil's)
+PARAMS = ("mass", "com", "wheel_radius", "friction", "accel_noise", "gyro_noise",
+          "soil_strength", "soil_phi")
 
 
 def nominal_params(vehicle: Vehicle, cfg, n: int, dtype, device) -> dict[str, torch.Tensor]:
@@ -24,10 +27,12 @@ def nominal_params(vehicle: Vehicle, cfg, n: int, dtype, device) -> dict[str, to
     :class:`~offroad_env.config.SimConfig`) friction and IMU noise."""
     def full(x):
         return torch.full((n,), float(x), dtype=dtype, device=device)
+    soil = getattr(cfg.dynamics_params, "soil", None)
     return {"mass": full(vehicle.mass), "wheel_radius": full(vehicle.wheel_radius),
             "com": torch.tensor(vehicle.com, dtype=dtype, device=device).expand(n, 3).clone(),
             "friction": full(cfg.ground_mu), "accel_noise": full(cfg.imu.accel_noise),
-            "gyro_noise": full(cfg.imu.gyro_noise)}
+            "gyro_noise": full(cfg.imu.gyro_noise), "soil_strength": full(1.0),
+            "soil_phi": full(0.0 if soil is None else soil.phi)}
 
 
 def update_params(params: dict, mask: torch.Tensor, values: dict) -> dict[str, torch.Tensor]:
@@ -50,10 +55,14 @@ def update_params(params: dict, mask: torch.Tensor, values: dict) -> dict[str, t
             raise ValueError(f"{name} must have shape {shape}, got {tuple(val.shape)}")
         sel = val[mask]
         low = 0.0 if name != "com" else -math.inf
+        positive = name in ("mass", "soil_strength")
         if not bool(torch.isfinite(sel).all()) or bool((sel < low).any()) or (
-                name == "mass" and bool((sel <= 0).any())):
-            raise ValueError(f"{name} must be finite and {'> 0' if name == 'mass' else '>= 0'}"
+                positive and bool((sel <= 0).any())):
+            raise ValueError(f"{name} must be finite and {'> 0' if positive else '>= 0'}"
                              f" in every environment, got {sel.tolist()[:8]}")
+        if name == "soil_phi" and bool((sel >= math.pi / 2).any()):
+            raise ValueError(f"soil_phi must be below pi/2 rad in every environment, got "
+                             f"{sel.tolist()[:8]}")
         m = mask.view(-1, 1) if name == "com" else mask
         out[name] = torch.where(m, val, out[name])
     return out

@@ -26,6 +26,7 @@ from offroad_env.seams import SimulatorSeams
 __all__ = ["RandomizationConfig", "DomainRandomization", "DomainRandomizationEnv"]
 
 _SALT = 0x5D0A1E5EED  # separates the randomization stream from the spawn stream
+_SALT_SOIL = 0x5D0A1E5011  # and the soil's draws from the others
 Range = tuple[float, float]
 
 
@@ -41,6 +42,9 @@ class RandomizationConfig:
         friction: friction coefficient (skid-steer: ``mu`` on hard ground, ``mu_peak`` on soft).
         accel_noise: accelerometer white-noise standard deviation [m/s^2].
         gyro_noise: gyro white-noise standard deviation [rad/s].
+        soil_strength: factor on the soil's ``k_c``, ``k_phi`` and ``c`` (the physical model on
+            soil: ``RigidBodyParams(soil=...)``; default None: the soil as named).
+        soil_phi: the soil's friction angle [rad], in [0, pi/2) (default None).
         terrains: terrain generator configs (or height maps); each episode drives on one of
             ``maps_per_terrain`` maps of each, drawn uniformly. All must have the env's map size.
         maps_per_terrain: maps generated per config.
@@ -53,6 +57,8 @@ class RandomizationConfig:
     friction: Range | None = (0.4, 1.0)
     accel_noise: Range | None = (0.0, 0.1)
     gyro_noise: Range | None = (0.0, 0.01)
+    soil_strength: Range | None = None
+    soil_phi: Range | None = None
     terrains: tuple | None = None
     maps_per_terrain: int = 2
     terrain_seed: int = 0
@@ -73,8 +79,12 @@ class RandomizationConfig:
                     raise ValueError(f"com_shift needs three ranges (x, y, z), got {v!r}")
                 for axis, r in zip("xyz", v):
                     check(f"com_shift {axis}", r, -math.inf)
-            elif f.name in ("mass_scale", "wheel_radius_scale"):
+            elif f.name in ("mass_scale", "wheel_radius_scale", "soil_strength"):
                 check(f.name, v, 0.0, strict=True)
+            elif f.name == "soil_phi":
+                check(f.name, v, 0.0)
+                if v[1] >= math.pi / 2:
+                    raise ValueError(f"soil_phi must lie below pi/2 rad, got {v!r}")
             else:
                 check(f.name, v, 0.0)
         if int(self.maps_per_terrain) != self.maps_per_terrain or self.maps_per_terrain < 1:
@@ -135,6 +145,13 @@ class _Randomizer:
             values["accel_noise"] = draw(cfg.accel_noise, 6)
         if cfg.gyro_noise is not None:
             values["gyro_noise"] = draw(cfg.gyro_noise, 7)
+        if cfg.soil_strength is not None or cfg.soil_phi is not None:
+            # a stream of their own: the draws above stay as they were without soil
+            u = env.draw_uniform(2, _SALT_SOIL)
+            if cfg.soil_strength is not None:
+                values["soil_strength"] = draw(cfg.soil_strength, 0)
+            if cfg.soil_phi is not None:
+                values["soil_phi"] = draw(cfg.soil_phi, 1)
         env.set_params(mask, **values)
 
 
@@ -149,7 +166,8 @@ class DomainRandomization(gym.vector.VectorWrapper):
     """Domain randomization for :class:`~offroad_env.OffroadVectorEnv` (see the module).
 
     ``env.params`` holds the current per-env values (``mass``, ``com``, ``wheel_radius``,
-    ``friction``, ``accel_noise``, ``gyro_noise``), each with the sub-env index first.
+    ``friction``, ``accel_noise``, ``gyro_noise``, ``soil_strength``, ``soil_phi``), each with
+    the sub-env index first.
     """
 
     def __init__(self, env: gym.vector.VectorEnv, config: RandomizationConfig | None = None):

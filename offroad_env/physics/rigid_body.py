@@ -73,6 +73,7 @@ from .rigid_params import (RigidBodyParams, chassis_points, check_stable, for_ve
                            inertia_tensor, substeps, suspension)
 from .rotations import quat_step, rotation_entries, vcross, vdot, vmat, vrot, vrot_inv
 from .slip import friction_ellipse, rolling_resistance, slip_angle, slip_ratio
+from .soil import tan_phi
 from .soil_contact import rut_depth, soil_resistance, soil_shear
 from .vehicle import Vehicle
 
@@ -151,7 +152,7 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
                     targets: torch.Tensor, dt: float, steer: torch.Tensor | None = None,
                     mu=None, gravity: float = GRAVITY, max_torque: float | None = None,
                     driven: torch.Tensor | None = None, coupling: torch.Tensor | None = None,
-                    layout: Layout | None = None):
+                    layout: Layout | None = None, soil_strength=None, soil_phi=None):
     """Advance ``s`` by ``dt`` in ``ceil(dt / p.max_substep)`` substeps; returns ``(state,
     info)``.
 
@@ -164,6 +165,8 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         max_torque: the drive's limit per wheel [N m] (None: ``p.max_torque``).
         driven: ``(K, 1)`` bool (None: all); coupling: ``(K, K)`` (:mod:`.drive`).
         layout: the constants of :func:`make_layout` (built here when None).
+        soil_strength, soil_phi: ``(N,)`` per-environment variations of ``p.soil``
+            (:meth:`~.soil.Soil.varied`; None: the soil as given).
 
     ``info`` (wheel-major ``(K, N)`` unless said): ``normal_force`` N [N] and ``contact``
     (bool) of the last substep, ``contact_point`` and ``hub`` (3 tuples of ``(K, N)``, world
@@ -199,11 +202,13 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
     half_w = 0.5 * vehicle.wheel_width
     soil = p.soil
     if soil is not None:  # the wheels' ruts (wheel-major)
+        if soil_strength is not None or soil_phi is not None:
+            soil = soil.varied(soil_strength, soil_phi)
         if vehicle.wheel_width <= 0:
             raise ValueError("soil needs the vehicle's wheel_width (> 0): the contact's width")
         z_rut = (torch.zeros_like(omega) if s.wheel_sinkage is None
                  else s.wheel_sinkage.T.contiguous())
-    mu_body = mu if soil is None else math.tan(soil.phi)  # the chassis' friction
+    mu_body = mu if soil is None else tan_phi(soil)  # the chassis' friction
     for _ in range(n_sub):
         R = rotation_entries(*q)
         xb = (R[0][0], R[1][0], R[2][0])

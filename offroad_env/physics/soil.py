@@ -47,7 +47,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 import torch
 
-__all__ = ["Soil", "SOILS", "soil", "pressure", "support", "sinkage", "sinkage_closed_form",
+__all__ = ["Soil", "SoilView", "SOILS", "soil", "tan_phi", "pressure", "support", "sinkage", "sinkage_closed_form",
            "inverse_rows",
            "compaction_resistance", "contact_length", "thrust", "drawbar_pull", "slip_sinkage",
            "N_RANGE"]
@@ -99,6 +99,35 @@ class Soil:
     def k(self, b):
         """``k_c / b + k_phi`` [N/m^(n+2)] for a contact ``b`` [m] wide."""
         return self.k_c / b + self.k_phi
+
+    def varied(self, strength=None, phi=None) -> "SoilView":
+        """This soil per environment (domain randomization): ``k_c``, ``k_phi`` and ``c``
+        times ``strength``, the friction angle ``phi`` [rad] (tensors that broadcast with the
+        wheels' ``(K, N)``, or None: as here); ``n`` and ``K`` stay."""
+        f = 1.0 if strength is None else strength
+        return SoilView(n=self.n, k_c=self.k_c * f, k_phi=self.k_phi * f, c=self.c * f,
+                        phi=self.phi if phi is None else phi, K=self.K, name=self.name)
+
+
+@dataclass(frozen=True)
+class SoilView:
+    """A :class:`Soil` whose ``k_c``, ``k_phi``, ``c`` and ``phi`` may be tensors (per
+    environment); built by :meth:`Soil.varied`, unchecked (its inputs were)."""
+
+    n: float
+    k_c: object
+    k_phi: object
+    c: object
+    phi: object
+    K: float
+    name: str = "custom"
+
+    k = Soil.k
+
+
+def tan_phi(s):
+    """``tan(phi)`` of a soil, a float or a tensor."""
+    return torch.tan(s.phi) if isinstance(s.phi, torch.Tensor) else math.tan(s.phi)
 
 
 def _wong(name, n, k_c, k_phi, c, phi_deg, K):
@@ -266,7 +295,7 @@ def thrust(s: Soil, W, b, l, i):
     reverses): ``(A c + W tan phi) (1 - K / (|i| l) (1 - exp(-|i| l / K))) sgn(i)``, ``A = b
     l``. The bracket tends to ``|i| l / (2 K)`` as ``i -> 0`` and is taken so below 1e-6."""
     W, l, i = (torch.as_tensor(x) for x in (W, l, i))
-    cap = b * l * s.c + W.clamp_min(0.0) * math.tan(s.phi)
+    cap = b * l * s.c + W.clamp_min(0.0) * tan_phi(s)
     x = i.abs() * l / s.K
     small = x < 1e-6
     x_safe = torch.where(small, torch.ones_like(x), x)

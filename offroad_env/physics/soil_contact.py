@@ -29,13 +29,12 @@ Shapes ``(K, N)``; units SI.
 
 from __future__ import annotations
 
-import math
 
 import torch
 
 from .slip import smooth_sign
 from .soil import (Soil, compaction_resistance, contact_length, sinkage, slip_sinkage,
-                   thrust)
+                   tan_phi, thrust)
 
 __all__ = ["V_ROLL", "soil_shear", "soil_resistance", "rut_depth"]
 
@@ -54,7 +53,7 @@ def soil_shear(s: Soil, b: float, r: float, z, kappa, v_t, v_l, N0, eps: float):
     tan_a = (v_l / (v_t.abs() + eps)).clamp(-1.0, 1.0)
     fy = -thrust(s, N0, b, l_c, tan_a)
     loaded = N0 > 0
-    mu = math.tan(s.phi) + torch.where(loaded, b * l_c * s.c / N0.clamp_min(1e-9),
+    mu = tan_phi(s) + torch.where(loaded, b * l_c * s.c / N0.clamp_min(1e-9),
                                        torch.zeros_like(N0))
     return fx, fy, mu
 

@@ -141,3 +141,27 @@ def test_the_soil_observation_holds_the_ruts_and_the_wheel_slip():
     hard.reset(seed=0)
     o, *_ = hard.step(torch.full((2, 2), 0.5))
     assert bool((o == 0).all())
+
+
+def test_domain_randomization_varies_the_soil_per_environment():
+    from wrappers import DomainRandomization, RandomizationConfig
+    cfg = RandomizationConfig(mass_scale=None, com_shift=None, wheel_radius_scale=None,
+                              friction=None, accel_noise=None, gyro_noise=None,
+                              soil_strength=(0.3, 3.0), soil_phi=(0.3, 0.6))
+    env = DomainRandomization(_flat_env("dry_sand", n=4), cfg)
+    env.reset(seed=0)
+    for _ in range(40):
+        env.step(torch.zeros(4, 2))
+    p = env.params
+    assert len(set(p["soil_strength"].tolist())) == 4
+    assert bool((p["soil_phi"] >= 0.3).all() & (p["soil_phi"] <= 0.6).all())
+    rut = env.unwrapped.sim.state.wheel_sinkage[:, 0]
+    for j in range(4):  # each env rests in the rut of its own soil (the settling adds < 12 %)
+        want = float(S.sinkage(SAND.varied(float(p["soil_strength"][j])), B, R,
+                               torch.tensor(W0, **F64), static=True))
+        assert want <= float(rut[j]) < 1.12 * want
+    with pytest.raises(ValueError, match="soil_phi must lie below pi/2"):
+        RandomizationConfig(soil_phi=(0.1, 1.6))
+    with pytest.raises(ValueError, match="soil_strength must be finite and > 0"):
+        env.unwrapped.set_params(torch.ones(4, dtype=torch.bool),
+                                 soil_strength=torch.zeros(4, **F64))

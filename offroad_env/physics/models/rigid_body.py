@@ -128,14 +128,16 @@ class RigidBody(VehicleModel):
         cfg, p, v = self.cfg, self.params, self.vehicle
         self._check_vehicle(vehicle)
         layout, coupling, driven, _ = self._constants(state.x, maps)
-        self._start_fresh(state)
+        self._start_fresh(state, params)
         s0 = RigidBodyState(state.body_pos, state.body_quat, state.body_vel, state.body_rate,
                             state.wheel_omega, state.wheel_sinkage if p.soil else None)
         targets, steer = self._commands(action, state.x)
         s, info = rigid_body_step(
             v, p, s0, maps, state.map_index, targets, cfg.dt, steer=steer,
             mu=None if params is None else params["friction"], gravity=cfg.gravity,
-            max_torque=v.wheel_torque, driven=driven, coupling=coupling, layout=layout)
+            max_torque=v.wheel_torque, driven=driven, coupling=coupling, layout=layout,
+            soil_strength=None if params is None else params["soil_strength"],
+            soil_phi=None if params is None else params["soil_phi"])
         state.body_pos, state.body_quat, state.body_vel, state.body_rate = \
             s.pos, s.quat, s.vel, s.ang_vel
         state.wheel_omega = s.wheel_omega
@@ -148,7 +150,7 @@ class RigidBody(VehicleModel):
         drive = Drive(info["kappa"].T, info["torque"].T, s.wheel_omega)
         return ModelStep(gc, drive, self.body_velocity(state), accel_b)
 
-    def _start_fresh(self, state):
+    def _start_fresh(self, state, params=None):
         """Rows whose body was just reset (a zero quaternion) start at rest at their
         placement: the rear-axle pose of ``state.contact`` with the suspension at its sag."""
         fresh = (state.body_quat == 0).all(1)
@@ -166,22 +168,23 @@ class RigidBody(VehicleModel):
         if self.params.soil is not None:
             # on soil each wheel starts in the rut of its static load at rest, the body that
             # much lower (the mean: the rest was found on the surface)
-            z0 = self._rest_sinkage(state.x)
-            state.wheel_sinkage = torch.where(f, z0.expand_as(state.wheel_sinkage),
-                                              state.wheel_sinkage)
-            drop = torch.zeros_like(state.body_pos[:1])
-            drop[0, 2] = z0.mean()
+            z0 = self._rest_sinkage(state.x, params).expand_as(state.wheel_sinkage)
+            state.wheel_sinkage = torch.where(f, z0, state.wheel_sinkage)
+            drop = torch.zeros_like(state.body_pos)
+            drop[:, 2] = z0.mean(1)
             state.body_pos = torch.where(f, state.body_pos - drop, state.body_pos)
 
-    def _rest_sinkage(self, like) -> torch.Tensor:
-        """``(1, K)``: each wheel's sinkage at rest under its static load on the soil [m]."""
+    def _rest_sinkage(self, like, params=None) -> torch.Tensor:
+        """``(1 or N, K)``: each wheel's sinkage at rest under its static load on the soil [m]
+        (per environment with a varied ``soil_strength``)."""
         from ..rigid_params import static_loads
         from ..soil import sinkage
-        v = self.vehicle
+        v, soil = self.vehicle, self.params.soil
+        if params is not None:
+            soil = soil.varied(params["soil_strength"].unsqueeze(1))
         W = torch.tensor(static_loads(v, self.cfg.gravity), dtype=like.dtype,
-                         device=like.device)
-        return sinkage(self.params.soil, v.wheel_width, v.wheel_radius, W,
-                       static=True).unsqueeze(0)
+                         device=like.device).unsqueeze(0)
+        return sinkage(soil, v.wheel_width, v.wheel_radius, W, static=True)
 
     def _contact(self, state, maps, info):
         """The step's placement (a ``GroundContact`` with loads) and the rotation ``(N, 3, 3)``;
