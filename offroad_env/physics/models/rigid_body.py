@@ -82,8 +82,8 @@ class RigidBody(VehicleModel):
         if key not in self._cache:
             p, v = self.params, self.vehicle
             if p.soil is not None:  # the sinkage tables, eagerly (a compiled step reads them)
-                from ..soil import inverse_rows
-                inverse_rows(p.soil.n, like.dtype, like.device)
+                from ..soil import inverse_table
+                inverse_table(like.dtype, like.device)
             spacing = p.contact_spacing or min(maps.resolution)
             self._cache[key] = (make_layout(v, p, spacing, like.dtype, like.device,
                                             self.cfg.gravity),
