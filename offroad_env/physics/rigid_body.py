@@ -73,7 +73,7 @@ from .rigid_params import (RigidBodyParams, chassis_points, check_stable, for_ve
                            inertia_tensor, substeps, suspension)
 from .rotations import quat_step, rotation_entries, vcross, vdot, vmat, vrot, vrot_inv
 from .slip import friction_ellipse, rolling_resistance, slip_angle, slip_ratio
-from .soil import tan_phi
+from .soil import sinkage, tan_phi
 from .soil_contact import rut_depth, soil_resistance, soil_shear
 from .vehicle import Vehicle
 
@@ -326,7 +326,8 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         if soil is None:
             frr = rolling_resistance(v_t, N, p.c_rr, p.v_eps)
         else:
-            frr = soil_resistance(soil, 2 * half_w, r, z_rut, v_t, N, p.v_eps)
+            z_roll = sinkage(soil, 2 * half_w, r, N)  # the rolling sinkage of the load
+            frr = soil_resistance(soil, 2 * half_w, z_rut, z_roll, v_t, N, p.v_eps)
         frr = torch.where(brake, torch.zeros_like(frr), frr)
         if coupling is None:
             d_omega = (T - r * fx - p.wheel_damping * omega) / p.wheel_inertia
@@ -381,7 +382,7 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         q = quat_step(q, w, h)
         omega = torch.where(brake, torch.zeros_like(omega), omega + h * d_omega)
         if soil is not None:
-            z_rut = rut_depth(soil, 2 * half_w, r, z_rut, N, v_t, kappa, r * omega, h,
+            z_rut = rut_depth(soil, 2 * half_w, r, z_rut, N, z_roll, v_t, kappa, r * omega, h,
                               p.slip_sinkage)
     info = {"normal_force": N, "contact": touch & (N > 0), "contact_point": Cp, "hub": A,
             "wheel_hole": torch.isnan(ground[:, ground.shape[1] // 2]), "compression": s_c,

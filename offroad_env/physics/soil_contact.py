@@ -58,25 +58,27 @@ def soil_shear(s: Soil, b: float, r: float, z, kappa, v_t, v_l, N0, eps: float):
     return fx, fy, mu
 
 
-def soil_resistance(s: Soil, b: float, r: float, z, v_t, N, v_eps: float):
+def soil_resistance(s: Soil, b: float, z, z_roll, v_t, N, v_eps: float):
     """The compaction resistance [N] of a loaded wheel, against its motion ``v_t`` (a smooth
-    sign, as the tyre's rolling resistance): of the soil its load ``N`` compacts rolling, at
-    most its rut ``z`` deep (soil a slipping wheel dug out was moved, not compacted)."""
-    rc = compaction_resistance(s, b, torch.minimum(z, sinkage(s, b, r, N)))
+    sign, as the tyre's rolling resistance): of the soil its load ``N`` compacts rolling
+    (``z_roll``, :func:`~.soil.sinkage` of ``N``), at most its rut ``z`` deep (soil a slipping
+    wheel dug out was moved, not compacted)."""
+    rc = compaction_resistance(s, b, torch.minimum(z, z_roll))
     return torch.where(N > 0, -rc * smooth_sign(v_t, v_eps), torch.zeros_like(rc))
 
 
-def rut_depth(s: Soil, b: float, r: float, z, N, v_t, kappa, rim_speed, h: float,
+def rut_depth(s: Soil, b: float, r: float, z, N, z_roll, v_t, kappa, rim_speed, h: float,
               slip_sinks: bool):
     """The rut depth [m] after a substep ``h`` [s] in which the wheel carried ``N`` [N] moving
     at ``v_t`` [m/s] with slip ``kappa`` and rim speed ``rim_speed`` (``omega r``) [m/s]
-    (module docstring): at once as deep as the load's sinkage; a slipping wheel digs toward
+    (module docstring; ``z_roll`` the rolling sinkage of ``N``): at once as deep as the load's
+    sinkage; a slipping wheel digs toward
     the slip-sinkage as its rim passes over the soil (``|omega r| h / l`` of the way a substep:
     excavation takes a contact length of slipping rim); relaxed toward a shallower target by
     ``|v_t| h / l`` (fresh soil ahead); at most ``r``."""
     roll = (v_t.abs() / V_ROLL).clamp_max(1.0)
     z_stat = sinkage(s, b, r, N, static=True)
-    z_load = (z_stat + roll * (sinkage(s, b, r, N) - z_stat)).clamp_max(r)
+    z_load = (z_stat + roll * (z_roll - z_stat)).clamp_max(r)
     l_c = contact_length(r, z).clamp_min(0.01 * r)
     deeper = torch.maximum(z, z_load)
     if slip_sinks:

@@ -21,7 +21,9 @@ F64 = dict(dtype=torch.float64)
 
 def _rut(z, N, v=0.0, kappa=0.0, rim=0.0, h=0.01, slip_sinks=True):
     t = lambda u: torch.tensor([u], **F64)  # noqa: E731
-    return float(rut_depth(SAND, B, R, t(z), t(N), t(v), t(kappa), t(rim), h, slip_sinks))
+    z_roll = S.sinkage(SAND, B, R, t(N))
+    return float(rut_depth(SAND, B, R, t(z), t(N), z_roll, t(v), t(kappa), t(rim), h,
+                           slip_sinks))
 
 
 def test_the_soil_is_plastic_and_unloads_rigidly():
