@@ -88,6 +88,9 @@ class StateView(NamedTuple):
             its positions plus ``origin`` are world positions.
         origin: ``(3,)`` float64 world position [m] of the simulation frame's origin (the map
             centre, and a multiple of 64 m in z; zeros for maps centred at the origin).
+        wheel_slip: ``(N, K)`` each wheel's slip ratio in the last step (0 for kinematic
+            models). wheel_sinkage: ``(N, K)`` each wheel's rut depth on soil [m] (0 on hard
+            ground): a wheel digging in reads a slip near 1 and a growing rut.
     """
 
     x: torch.Tensor
@@ -105,6 +108,8 @@ class StateView(NamedTuple):
     steps: torch.Tensor
     contact: GroundContact
     origin: torch.Tensor
+    wheel_slip: torch.Tensor | None = None
+    wheel_sinkage: torch.Tensor | None = None
 
 
 class SimulatorSeams:
@@ -153,7 +158,10 @@ class SimulatorSeams:
                          body_velocity=st.vel_b, goal_w=to_world(sim.origin, st.goal_w),
                          map_index=st.map_index, steps=st.steps, contact=gc,
                          origin=torch.tensor(sim.origin, dtype=torch.float64,
-                                             device=st.x.device))
+                                             device=st.x.device), wheel_slip=st.wheel_slip,
+                         wheel_sinkage=getattr(st, "wheel_sinkage", None)
+                         if getattr(st, "wheel_sinkage", None) is not None
+                         else torch.zeros_like(st.wheel_slip))
 
     def check_action(self, action) -> tuple[torch.Tensor, torch.Tensor]:
         """Validate an ``(N, 2)`` action tensor as a step would: ``(clipped, bad-row mask)``;

@@ -108,6 +108,10 @@ def test_a_sand_slope_the_husky_climbs_on_hard_ground_makes_it_dig_in():
                 ruts.append(float(st.wheel_sinkage[0].max()))
         vx = float(env.unwrapped.state_view().body_velocity[0, 0])
         out[soil] = (vx, 1.0 - vx / (float(st.wheel_omega[0, 0]) * R), ruts)
+        if soil:  # the env says so: its state view reads the spin and the growing rut
+            view = env.unwrapped.state_view()
+            assert float(view.wheel_slip.min()) > 0.8
+            assert torch.equal(view.wheel_sinkage, st.wheel_sinkage)
     assert out[None][0] > 0.55  # hard ground, mu 0.8: it climbs 22 deg at the command
     vx, slip, ruts = out["dry_sand"]
     assert vx < 0.1 and slip > 0.8  # dry sand: the wheels spin, it barely moves
