@@ -35,6 +35,7 @@ import numpy as np
 import torch
 
 from .sensors import height_scan
+from .state import wheel_ruts
 
 __all__ = ["ObsTerm", "TERMS", "TERM_NAMES", "Observer"]
 
@@ -134,10 +135,7 @@ def _soil_spec(cfg, vehicle, maps, action_dim):
 
 
 def _soil(state, maps, cfg):
-    rut = getattr(state, "wheel_sinkage", None)
-    if rut is None:
-        rut = torch.zeros_like(state.wheel_slip)
-    return torch.cat((rut, state.wheel_slip), 1)
+    return torch.cat((wheel_ruts(state), state.wheel_slip), 1)
 
 
 def _stability(state, maps, cfg):

@@ -26,6 +26,7 @@ from .physics.ground import GroundContact
 from .physics.vehicle import Vehicle
 from .render import Renderer
 from .sim import Simulator
+from .state import wheel_ruts
 from .tasks import REWARD_TERMS, EndReason
 
 __all__ = ["time_limit", "reset_mask", "autoreset_mode", "StateView", "SimulatorSeams",
@@ -159,9 +160,7 @@ class SimulatorSeams:
                          map_index=st.map_index, steps=st.steps, contact=gc,
                          origin=torch.tensor(sim.origin, dtype=torch.float64,
                                              device=st.x.device), wheel_slip=st.wheel_slip,
-                         wheel_sinkage=getattr(st, "wheel_sinkage", None)
-                         if getattr(st, "wheel_sinkage", None) is not None
-                         else torch.zeros_like(st.wheel_slip))
+                         wheel_sinkage=wheel_ruts(st))
 
     def check_action(self, action) -> tuple[torch.Tensor, torch.Tensor]:
         """Validate an ``(N, 2)`` action tensor as a step would: ``(clipped, bad-row mask)``;

@@ -21,7 +21,7 @@ import torch
 from .physics.batch import merge, merge_rows
 from .physics.models import Field
 
-__all__ = ["SimState", "CORE_FIELDS", "STREAM_FIELDS", "join_fields"]
+__all__ = ["SimState", "CORE_FIELDS", "STREAM_FIELDS", "join_fields", "wheel_ruts"]
 
 #: fields that continue across episodes (the per-env random stream); a reset keeps them
 STREAM_FIELDS = ("keys", "counters")
@@ -48,6 +48,13 @@ CORE_FIELDS = {
     "map_index": Field(kind="int64"), "steps": Field(kind="int64"),
     "wheel_slip": Field(("K",)),
 }
+
+
+def wheel_ruts(state) -> torch.Tensor:
+    """``(N, K)`` each wheel's rut depth on soil [m]: the physical model's ``wheel_sinkage``,
+    zeros for a model without one."""
+    rut = getattr(state, "wheel_sinkage", None)
+    return torch.zeros_like(state.wheel_slip) if rut is None else rut
 
 
 def join_fields(*groups: tuple[str, dict[str, Field]]) -> dict[str, Field]:

@@ -74,7 +74,7 @@ from .rigid_params import (RigidBodyParams, chassis_points, check_stable, for_ve
 from .rotations import quat_step, rotation_entries, vcross, vdot, vmat, vrot, vrot_inv
 from .slip import friction_ellipse, rolling_resistance, slip_angle, slip_ratio
 from .soil import sinkage, tan_phi
-from .soil_contact import rut_depth, soil_resistance, soil_shear
+from .soil_contact import check_tyre_width, rut_depth, soil_resistance, soil_shear
 from .vehicle import Vehicle
 
 __all__ = ["RigidBodyParams", "RigidBodyState", "rigid_body_step", "Layout", "make_layout"]
@@ -204,8 +204,7 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
     if soil is not None:  # the wheels' ruts (wheel-major)
         if soil_strength is not None or soil_phi is not None:
             soil = soil.varied(soil_strength, soil_phi)
-        if vehicle.wheel_width <= 0:
-            raise ValueError("soil needs the vehicle's wheel_width (> 0): the contact's width")
+        check_tyre_width(vehicle)
         z_rut = (torch.zeros_like(omega) if s.wheel_sinkage is None
                  else s.wheel_sinkage.T.contiguous())
     mu_body = mu if soil is None else tan_phi(soil)  # the chassis' friction

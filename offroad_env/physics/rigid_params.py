@@ -101,6 +101,8 @@ class RigidBodyParams:
                                          "body_height", "contact_spacing", "wheel_inertia",
                                          "max_torque"),
                       optional_nonneg=("damping", "wheel_damping"))
+        if not isinstance(self.slip_sinkage, bool):
+            raise ValueError(f"slip_sinkage must be True or False, got {self.slip_sinkage!r}")
         if self.steering not in ("skid", "ackermann"):
             raise ValueError(f"steering must be 'skid' or 'ackermann', got {self.steering!r}")
         if self.max_steer >= math.pi / 2:

@@ -36,11 +36,18 @@ from .slip import smooth_sign
 from .soil import (Soil, compaction_resistance, contact_length, sinkage, slip_sinkage,
                    tan_phi, thrust)
 
-__all__ = ["V_ROLL", "soil_shear", "soil_resistance", "rut_depth"]
+__all__ = ["V_ROLL", "check_tyre_width", "soil_shear", "soil_resistance", "rut_depth"]
 
 #: the speed [m/s] over which the support blends from the symmetric arc (at rest) to the front
 #: arc (rolling)
 V_ROLL = 0.05
+
+
+def check_tyre_width(vehicle) -> None:
+    """ValueError unless the vehicle has a tyre width (the soil contact's ``b``)."""
+    if not vehicle.wheel_width > 0:
+        raise ValueError(f"soil needs the vehicle's wheel_width (> 0 m: the contact's width), "
+                         f"got {vehicle.wheel_width!r}")
 
 
 def soil_shear(s: Soil, b: float, r: float, z, kappa, v_t, v_l, N0, eps: float):

@@ -128,6 +128,16 @@ def test_hard_ground_has_no_rut_and_soil_needs_a_tyre_width():
     assert bool((env.unwrapped.sim.state.wheel_sinkage == 0).all())
     with pytest.raises(ValueError, match="unknown soil 'quicksand'"):
         RigidBodyParams(soil="quicksand")
+    with pytest.raises(ValueError, match="slip_sinkage must be True or False, got 'no'"):
+        RigidBodyParams(soil="dry_sand", slip_sinkage="no")
+    from offroad_env.physics.models.rigid_body import RigidBody
+    from offroad_env.physics.vehicle import preset
+    import dataclasses
+    thin = dataclasses.replace(preset("husky"), wheel_width=0.0)
+    cfg = env.unwrapped.config
+    cfg = dataclasses.replace(cfg, dynamics_params=RigidBodyParams(soil="dry_sand"))
+    with pytest.raises(ValueError, match="soil needs the vehicle's wheel_width"):
+        RigidBody(cfg, thin)
 
 
 def test_the_soil_observation_holds_the_ruts_and_the_wheel_slip():

@@ -39,7 +39,9 @@ from ..drive import coupling_matrix, driven_mask, side_targets
 from ..ground import place
 from ..ground.contact import assemble
 from ..rigid_body import RigidBodyState, make_layout, rigid_body_step
-from ..rigid_params import RigidBodyParams, check_stable, for_vehicle
+from ..rigid_params import RigidBodyParams, check_stable, for_vehicle, static_loads
+from ..soil import inverse_table, sinkage
+from ..soil_contact import check_tyre_width
 from ..rotations import quat_from_ypr, rotation_entries, ypr_from_entries
 from ..stability import edge_table, force_angle_margin
 from .base import Drive, Field, ModelStep, VehicleModel, register_model
@@ -62,6 +64,8 @@ class RigidBody(VehicleModel):
         super().__init__(cfg, vehicle)
         self._params = p = for_vehicle(super().params, vehicle, cfg.gravity)
         check_stable(vehicle, p, cfg.gravity)  # refused here, where the parameters enter
+        if p.soil is not None:
+            check_tyre_width(vehicle)
         self._cache = {}
         self._front = [q[0] > vehicle.com[0] for q in vehicle.wheel_positions]
         if p.steering == "ackermann" and not any(self._front):
@@ -82,7 +86,6 @@ class RigidBody(VehicleModel):
         if key not in self._cache:
             p, v = self.params, self.vehicle
             if p.soil is not None:  # the sinkage tables, eagerly (a compiled step reads them)
-                from ..soil import inverse_table
                 inverse_table(like.dtype, like.device)
             spacing = p.contact_spacing or min(maps.resolution)
             self._cache[key] = (make_layout(v, p, spacing, like.dtype, like.device,
@@ -177,8 +180,6 @@ class RigidBody(VehicleModel):
     def _rest_sinkage(self, like, params=None) -> torch.Tensor:
         """``(1 or N, K)``: each wheel's sinkage at rest under its static load on the soil [m]
         (per environment with a varied ``soil_strength``)."""
-        from ..rigid_params import static_loads
-        from ..soil import sinkage
         v, soil = self.vehicle, self.params.soil
         if params is not None:
             soil = soil.varied(params["soil_strength"].unsqueeze(1))
