@@ -18,7 +18,9 @@ __all__ = ["Z_ORIGIN_STEP", "local_origin", "localize", "build_maps", "to_local"
 @functools.lru_cache(maxsize=4)
 def _level_stack(levels: terrain_pkg.LevelsConfig, seed: int) -> HeightMap:
     """The level stack of ``levels`` (maps are values: envs built alike share it)."""
-    return HeightMap(np.stack(terrain_pkg.level_maps(levels, seed)), levels.resolution)
+    materials, names = terrain_pkg.level_materials(levels, seed)
+    return HeightMap(np.stack(terrain_pkg.level_maps(levels, seed)), levels.resolution,
+                     materials=materials, material_names=names)
 
 
 def build_maps(cfg) -> HeightMap:

@@ -39,6 +39,12 @@ from .tasks import Task
 __all__ = ["Simulator", "check_device"]
 
 
+def _check_maps(model, maps: HeightMap, task) -> None:
+    """ValueError where ``maps`` cannot hold the task's goals or the model cannot drive them."""
+    check_goal_range(maps, task)
+    model.check_maps(maps)
+
+
 def _check_num_envs(num_envs) -> None:
     if isinstance(num_envs, bool) or not isinstance(num_envs, numbers.Real) \
             or int(num_envs) != num_envs or num_envs < 1:
@@ -76,7 +82,7 @@ class Simulator:
         #: the height maps as given (world frame), and in the simulation frame
         self.world_maps = world.to(device=self.device, dtype=dtype)
         self.maps = localize(world, self.origin, self.device, dtype)
-        check_goal_range(self.maps, cfg.task)
+        _check_maps(self.model, self.maps, cfg.task)
         self.observer = Observer(cfg, self.vehicle, self.maps, self.action_dim, dtype,
                                  self.device)
         self.obs_dim = self.observer.dim
@@ -140,7 +146,7 @@ class Simulator:
         if maps.size != self.world_maps.size or maps.bounds != self.world_maps.bounds:
             raise ValueError(f"terrain {maps!r} must cover the env's map: size "
                              f"{self.world_maps.size}, bounds {self.world_maps.bounds}")
-        check_goal_range(maps, self.cfg.task)
+        _check_maps(self.model, maps, self.cfg.task)
         if self.map_range is not None and bool((sum(self.map_range) > len(maps)).any()):
             raise ValueError(f"terrain {maps!r} has fewer maps than the env's map range needs")
         self.world_maps = maps.to(device=self.device, dtype=self.dtype)

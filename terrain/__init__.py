@@ -21,12 +21,15 @@ from .generators import (
 )
 from .families import (
     FAMILIES,
+    HARD_FAMILIES,
     FamilyConfig,
     LevelsConfig,
     family_level,
     level_maps,
+    level_materials,
     level_spec,
 )
+from .materials import HARD, material_at, soft_materials
 from .heightmap import INTERPOLATIONS, HeightMap, stack
 from .io import DEFAULT_MAX_PIXELS, TerrainFileError, load, save, sidecar_path
 from .preview import HOLE_COLOUR, hillshade, preview_image, save_preview, statistics
@@ -37,5 +40,5 @@ __all__ = [
     "PerlinConfig", "BumpsConfig", "RocksConfig", "StepsConfig", "HolesConfig", "SumConfig",
     "GENERATORS", "generate", "make_heightmap", "HOLE_COLOUR", "hillshade", "preview_image", "save_preview",
     "statistics", "FAMILIES", "FamilyConfig", "LevelsConfig", "family_level", "level_maps",
-    "level_spec",
+    "level_spec", "HARD_FAMILIES", "level_materials", "HARD", "material_at", "soft_materials",
 ]

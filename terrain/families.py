@@ -24,6 +24,15 @@ Families (``f`` the level fraction; defaults are the Husky's figures):
   ``step_height = f * 2 * wheel_radius`` (up to twice the wheel radius).
 * ``rough``: fractal Perlin ground normalized to a height standard deviation of ``sigma = f *
   1.5 * wheel_radius``.
+* ``soft_soil``: the ``slopes`` hills at ``max_slope_deg = f * soil_slope_deg`` with patches of
+  the soils ``soils`` (a material map, :mod:`terrain.materials`; the rest ``"hard"``) covering
+  the fraction ``soil_cover = f * max_soil_cover`` of the map, blobs of about ``patch_size``
+  across (thresholded Perlin noise), each soil on alternate patches. Only the physical vehicle
+  model sinks into soil; the other families are :data:`HARD_FAMILIES`.
+
+A family may draw a material map beside its heights (:class:`Family` ``materials``), from its own
+stream (``rng`` seeded ``(seed, i, 1)`` for map ``i`` of a stack, :func:`level_materials`), so
+its heights are those of the same seed without materials.
 """
 
 from __future__ import annotations
@@ -35,18 +44,21 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from .generators import TerrainConfig, grid_xy, perlin_fbm
+from .materials import HARD
 
-__all__ = ["FAMILIES", "FAMILY_TABLE", "Family", "register_family", "FamilyConfig", "family_level", "level_spec", "LevelsConfig",
+__all__ = ["FAMILIES", "HARD_FAMILIES", "FAMILY_TABLE", "family_materials", "level_materials", "Family", "register_family", "FamilyConfig", "family_level", "level_spec", "LevelsConfig",
            "level_maps"]
 
 class Family(NamedTuple):
     """A terrain family: ``spec(cfg, f) -> dict``, what its level of fraction ``f`` (``(level +
     1) / num_levels``) holds in physical terms (metres, degrees); ``heights(cfg, spec, x, y,
     rng) -> (ny, nx)``, a map of that level on the grid ``x, y`` [m], every random number drawn
-    from ``rng``."""
+    from ``rng``; ``materials(cfg, spec, x, y, rng) -> ((ny, nx) ints, names)`` its material
+    map (None: hard ground)."""
 
     spec: Callable[["FamilyConfig", float], dict]
     heights: Callable[..., np.ndarray]
+    materials: Callable | None = None
 
 
 #: ``{name: Family}``, every terrain family, in order. A new family is one function decorated
@@ -55,13 +67,13 @@ class Family(NamedTuple):
 FAMILY_TABLE: dict[str, Family] = {}
 
 
-def register_family(name: str, spec: Callable[["FamilyConfig", float], dict]):
+def register_family(name: str, spec: Callable[["FamilyConfig", float], dict], materials=None):
     """Decorator: register the height generator it decorates as family ``name`` with its
-    ``spec`` (once)."""
+    ``spec`` (and its material generator, if any) (once)."""
     def register(heights):
         if name in FAMILY_TABLE:
             raise ValueError(f"terrain family {name!r} is already registered")
-        FAMILY_TABLE[name] = Family(spec, heights)
+        FAMILY_TABLE[name] = Family(spec, heights, materials)
         return heights
     return register
 
@@ -77,6 +89,11 @@ class FamilyConfig(TerrainConfig):
         wheel_radius, wheel_base, track_width: [m].
         overshoot: the top level's feature over the one that tips the vehicle (1.2: 20 % past).
         hill_radius: radius of a ``slopes`` hill [m].
+        soils: the soils of ``soft_soil``'s patches (names the physical model knows).
+        soil_slope_deg: ``soft_soil``'s top slope [deg] (default 30: past the Husky's measured
+            dry-sand climb limit, about 20 deg, below its hard-ground one at mu 0.8, 37 deg).
+        max_soil_cover: the fraction of a ``soft_soil`` map its top level covers with soil.
+        patch_size: a soil patch's typical size [m].
     """
 
     size: tuple[float, float] = (24.0, 24.0)
@@ -90,6 +107,10 @@ class FamilyConfig(TerrainConfig):
     track_width: float = 0.5708
     overshoot: float = 1.2
     hill_radius: float = 3.0
+    soils: tuple[str, ...] = ("dry_sand", "clayey_soil")
+    soil_slope_deg: float = 30.0
+    max_soil_cover: float = 0.6
+    patch_size: float = 4.0
 
     def __post_init__(self):
         super().__post_init__()
@@ -102,7 +123,18 @@ class FamilyConfig(TerrainConfig):
             v = getattr(self, name)
             if not (math.isfinite(v) and 0 < v < 90):
                 raise ValueError(f"{name} must be in (0, 90) degrees, got {v!r}")
-        for name in ("wheel_radius", "wheel_base", "track_width", "overshoot", "hill_radius"):
+        soils = self.soils
+        if isinstance(soils, str) or not soils or not all(isinstance(x, str) and x and x != HARD
+                                                          for x in soils) or len(set(soils)) != len(soils):
+            raise ValueError(f"soils must be distinct soil names (not {HARD!r}), got {soils!r}")
+        object.__setattr__(self, "soils", tuple(soils))
+        if not (math.isfinite(self.soil_slope_deg) and 0 < self.soil_slope_deg < 90):
+            raise ValueError(f"soil_slope_deg must be in (0, 90) degrees, got "
+                             f"{self.soil_slope_deg!r}")
+        if not (math.isfinite(self.max_soil_cover) and 0 < self.max_soil_cover <= 1):
+            raise ValueError(f"max_soil_cover must be in (0, 1], got {self.max_soil_cover!r}")
+        for name in ("wheel_radius", "wheel_base", "track_width", "overshoot", "hill_radius",
+                     "patch_size"):
             v = getattr(self, name)
             if not (math.isfinite(v) and v > 0):
                 raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
@@ -125,6 +157,16 @@ def family_level(cfg: FamilyConfig, level: int, rng: np.random.Generator) -> np.
     spec = level_spec(cfg, level)
     x, y = grid_xy(cfg)
     return FAMILY_TABLE[cfg.family].heights(cfg, spec, x, y, rng)
+
+
+def family_materials(cfg: FamilyConfig, level: int, rng: np.random.Generator):
+    """``((ny, nx) int material indices, names)`` of ``level`` of ``cfg.family``, drawn from
+    ``rng``, or None for a family on hard ground."""
+    gen = FAMILY_TABLE[cfg.family].materials
+    if gen is None:
+        return None
+    x, y = grid_xy(cfg)
+    return gen(cfg, level_spec(cfg, level), x, y, rng)
 
 
 def _count(cfg: TerrainConfig, per_m2: float) -> int:
@@ -222,8 +264,35 @@ def _rough(cfg, spec, x, y, rng):
     return z * (spec["sigma"] / z.std())
 
 
+def _soft_soil_spec(cfg, f):
+    return {"max_slope_deg": f * cfg.soil_slope_deg, "soil_cover": f * cfg.max_soil_cover,
+            "hill_radius": cfg.hill_radius, "patch_size": cfg.patch_size}
+
+
+def _soil_patches(cfg, spec, x, y, rng):
+    """Patches covering ``soil_cover`` of the map: Perlin noise of wavelength ``2 *
+    patch_size`` above its ``1 - soil_cover`` quantile; a second field picks each patch's
+    soil."""
+    noise = lambda: perlin_fbm(x, y, rng, octaves=2, lacunarity=2.0, gain=0.4,  # noqa: E731
+                               frequency=0.5 / spec["patch_size"], amplitude=1.0)
+    a, b = noise(), noise()
+    soft = a > np.quantile(a, 1.0 - spec["soil_cover"])
+    k = len(cfg.soils)
+    which = np.minimum((np.argsort(np.argsort(b, axis=None)).reshape(b.shape) * k) // b.size,
+                       k - 1)  # equal shares of the second field's ranks
+    return np.where(soft, 1 + which, 0), (HARD,) + tuple(cfg.soils)
+
+
+@register_family("soft_soil", _soft_soil_spec, materials=_soil_patches)
+def _soft_soil(cfg, spec, x, y, rng):
+    """The ``slopes`` hills at the level's slope (the patches are the material map)."""
+    return _slopes(cfg, spec, x, y, rng)
+
+
 #: the registered family names, in order
 FAMILIES = tuple(FAMILY_TABLE)
+#: the families on hard ground (no material map): every model drives them
+HARD_FAMILIES = tuple(n for n, fam in FAMILY_TABLE.items() if fam.materials is None)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -237,7 +306,7 @@ class LevelsConfig(TerrainConfig):
     """
 
     family: FamilyConfig = FamilyConfig()
-    families: tuple[str, ...] = FAMILIES
+    families: tuple[str, ...] = HARD_FAMILIES
     worlds: int = 2
 
     def __post_init__(self):
@@ -278,3 +347,27 @@ def level_maps(cfg: LevelsConfig, seed: int) -> list[np.ndarray]:
                 i = cfg.map_index(fi, level, w)
                 out.append(family_level(fc, level, np.random.default_rng((seed, i))))
     return out
+
+
+def level_materials(cfg: LevelsConfig, seed: int):
+    """``(materials (M, ny, nx) uint8, names)`` of every map of ``cfg`` in stack order (map
+    ``i``'s from ``numpy.random.default_rng((seed, i, 1))``; maps of hard-ground families all
+    ``"hard"``, names the union in order), or ``(None, None)`` when no family has materials."""
+    from dataclasses import replace
+
+    parts, names = [], [HARD]
+    for fi, fam in enumerate(cfg.families):
+        fc = replace(cfg.family, family=fam)
+        for level in range(cfg.num_levels):
+            for w in range(cfg.worlds):
+                i = cfg.map_index(fi, level, w)
+                got = family_materials(fc, level, np.random.default_rng((seed, i, 1)))
+                if got is not None:
+                    names += [n for n in got[1] if n not in names]
+                    got = np.asarray([names.index(n) for n in got[1]])[got[0]]
+                parts.append(got)
+    if all(p is None for p in parts):
+        return None, None
+    ny, nx = cfg.family.samples[1], cfg.family.samples[0]
+    return np.stack([np.zeros((ny, nx), np.uint8) if p is None else p.astype(np.uint8)
+                     for p in parts]), tuple(names)

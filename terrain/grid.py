@@ -8,6 +8,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 
 __all__ = ["TerrainConfig", "grid_xy", "MAX_SAMPLES"]
 
@@ -75,3 +76,30 @@ def grid_xy(cfg: TerrainConfig) -> tuple[np.ndarray, np.ndarray]:
     x = (np.arange(nx) - 0.5 * (nx - 1)) * cfg.resolution[0]
     y = (np.arange(ny) - 0.5 * (ny - 1)) * cfg.resolution[1]
     return np.meshgrid(x, y, indexing="xy")
+
+
+def _pair(value, name: str) -> tuple[float, float]:
+    """Return ``value`` as a pair of finite floats; a scalar is used for both axes."""
+    if isinstance(value, torch.Tensor):
+        value = value.detach().cpu().tolist()
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, (int, float, np.floating, np.integer)):
+        value = (value, value)
+    try:
+        a, b = (float(v) for v in value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number or a pair of numbers, got {value!r}") from None
+    if not (math.isfinite(a) and math.isfinite(b)):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return a, b
+
+
+@dataclass(frozen=True)
+class _Grid:
+    nx: int
+    ny: int
+    res_x: float
+    res_y: float
+    x0: float
+    y0: float

@@ -21,42 +21,16 @@ heights and normals to the query coordinates (the grid indices are piecewise con
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 import numpy as np
 import torch
 
+from .grid import _Grid, _pair
 from .interpolation import INTERPOLATIONS, cell_gradient, cell_height
+from .materials import check_materials, merge
 
 __all__ = ["HeightMap", "INTERPOLATIONS"]
-
-
-def _pair(value, name: str) -> tuple[float, float]:
-    """Return ``value`` as a pair of finite floats; a scalar is used for both axes."""
-    if isinstance(value, torch.Tensor):
-        value = value.detach().cpu().tolist()
-    if isinstance(value, np.ndarray):
-        value = value.tolist()
-    if isinstance(value, (int, float, np.floating, np.integer)):
-        value = (value, value)
-    try:
-        a, b = (float(v) for v in value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number or a pair of numbers, got {value!r}") from None
-    if not (math.isfinite(a) and math.isfinite(b)):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return a, b
-
-
-@dataclass(frozen=True)
-class _Grid:
-    nx: int
-    ny: int
-    res_x: float
-    res_y: float
-    x0: float
-    y0: float
 
 
 class HeightMap:
@@ -71,6 +45,8 @@ class HeightMap:
         interpolation: ``"bilinear"`` (default) or ``"triangles"``.
         dtype: ``torch.float32`` (default) or ``torch.float64``.
         device: any torch device.
+        materials, material_names: an optional material map (:mod:`terrain.materials`): per
+            sample an index (``(ny, nx)`` or ``(M, ny, nx)`` ints) into ``material_names``.
 
     A map is a value: it is not changed after construction. ``len(hm)`` is the number of maps
     ``M`` and ``hm[i]`` is map ``i`` alone.
@@ -87,6 +63,8 @@ class HeightMap:
         interpolation: str = "bilinear",
         dtype: torch.dtype = torch.float32,
         device=None,
+        materials=None,
+        material_names=None,
     ):
         if dtype not in (torch.float32, torch.float64):
             raise ValueError(f"dtype must be torch.float32 or torch.float64, got {dtype}")
@@ -134,6 +112,8 @@ class HeightMap:
                 f"z_offset must be a finite scalar or one value per map ({num_maps}), "
                 f"got {z_offset!r}")
         self._heights = h
+        self._materials, self.material_names = check_materials(materials, material_names,
+                                                               h.shape, h.device)
         self._has_holes = bool(torch.isnan(h).any())  # maps are immutable; read once
         self._z_offset = zo.to(device=h.device, dtype=dtype).contiguous()
         self._grid = _Grid(nx=nx, ny=ny, res_x=res_x, res_y=res_y, x0=x0, y0=y0)
@@ -169,15 +149,17 @@ class HeightMap:
                                  f"map 0 has {maps[0].dtype}/{maps[0].device}")
         heights = torch.cat([m._heights for m in maps])
         z_off = torch.cat([m._z_offset for m in maps])
+        mat, names = merge([(m._materials, m.material_names, m._heights) for m in maps])
         return cls(heights, (g0.res_x, g0.res_y), origin=(g0.x0, g0.y0), z_offset=z_off,
                    interpolation=maps[0].interpolation, dtype=maps[0].dtype,
-                   device=maps[0].device)
+                   device=maps[0].device, materials=mat, material_names=names)
 
     def _replace(self, **changes) -> "HeightMap":
         g = self._grid
         kw = dict(heights=self._heights, resolution=(g.res_x, g.res_y), origin=(g.x0, g.y0),
                   z_offset=self._z_offset, interpolation=self.interpolation, dtype=self.dtype,
-                  device=self.device)
+                  device=self.device, materials=self._materials,
+                  material_names=self.material_names)
         kw.update(changes)
         heights = kw.pop("heights")
         resolution = kw.pop("resolution")
@@ -212,7 +194,9 @@ class HeightMap:
         if not -len(self) <= index < len(self):
             raise IndexError(f"map index {index} out of range for a stack of {len(self)}")
         index = int(index) % len(self)
-        return self._replace(heights=self._heights[index], z_offset=self._z_offset[index])
+        mat = None if self._materials is None else self._materials[index]
+        return self._replace(heights=self._heights[index], z_offset=self._z_offset[index],
+                             materials=mat)
 
     # ------------------------------------------------------------------ properties
     @property
@@ -222,6 +206,12 @@ class HeightMap:
         The z offset is not included.
         """
         return self._heights[0] if len(self) == 1 else self._heights
+
+    @property
+    def materials(self) -> torch.Tensor | None:
+        """The material map, ``(M, ny, nx)`` uint8 indices into :attr:`material_names` (None:
+        none given; :mod:`terrain.materials`)."""
+        return self._materials
 
     @property
     def z_offset(self) -> torch.Tensor:

@@ -380,6 +380,9 @@ def save(hm: HeightMap, path, *, encoding="unreal", z_scale=None, bits=16, scale
     if len(hm) != 1:
         raise ValueError(f"{path}: save writes one map; this is a stack of {len(hm)} "
                          "(save hm[i] for each)")
+    if hm.materials is not None:
+        raise ValueError(f"{path}: save writes heights only; this map carries a material map "
+                         "(save hm.materials with numpy and pass materials= to HeightMap)")
     h = hm.heights.detach().cpu().to(torch.float64).numpy()
     x0, y0 = hm.origin
     z0 = float(hm.z_offset[0])

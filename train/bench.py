@@ -77,7 +77,7 @@ class SuiteSpec:
     vehicle: str = "husky"
     dynamics: str = "unicycle"
     ground: str = "rigid_contact"
-    families: tuple[str, ...] = terrain_pkg.FAMILIES
+    families: tuple[str, ...] = terrain_pkg.HARD_FAMILIES
     num_levels: int = 10
     worlds: int = 2
     pairs: int = 10

@@ -152,7 +152,8 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
                     targets: torch.Tensor, dt: float, steer: torch.Tensor | None = None,
                     mu=None, gravity: float = GRAVITY, max_torque: float | None = None,
                     driven: torch.Tensor | None = None, coupling: torch.Tensor | None = None,
-                    layout: Layout | None = None, soil_strength=None, soil_phi=None):
+                    layout: Layout | None = None, soil_strength=None, soil_phi=None,
+                    wheel_soil=None):
     """Advance ``s`` by ``dt`` in ``ceil(dt / p.max_substep)`` substeps; returns ``(state,
     info)``.
 
@@ -167,6 +168,9 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         layout: the constants of :func:`make_layout` (built here when None).
         soil_strength, soil_phi: ``(N,)`` per-environment variations of ``p.soil``
             (:meth:`~.soil.Soil.varied`; None: the soil as given).
+        wheel_soil: ``(SoilView, soft)`` of :func:`~.soil_contact.wheel_soils`, each wheel's
+            soil from the terrain's material map (``(K, N)``; the wheels where ``soft`` is False
+            on hard ground), in place of ``p.soil`` (None: ``p.soil`` everywhere).
 
     ``info`` (wheel-major ``(K, N)`` unless said): ``normal_force`` N [N] and ``contact``
     (bool) of the last substep, ``contact_point`` and ``hub`` (3 tuples of ``(K, N)``, world
@@ -200,14 +204,17 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         omega = group_sum(coupling, omega) / group
     d, e = layout.d, layout.e
     half_w = 0.5 * vehicle.wheel_width
-    soil = p.soil
+    soil, soft = p.soil, None  # soft: the wheels on soil (None: all, where soil is given)
+    if wheel_soil is not None:
+        soil, soft = wheel_soil
+    elif soil is not None and (soil_strength is not None or soil_phi is not None):
+        soil = soil.varied(soil_strength, soil_phi)
     if soil is not None:  # the wheels' ruts (wheel-major)
-        if soil_strength is not None or soil_phi is not None:
-            soil = soil.varied(soil_strength, soil_phi)
         check_tyre_width(vehicle)
         z_rut = (torch.zeros_like(omega) if s.wheel_sinkage is None
                  else s.wheel_sinkage.T.contiguous())
-    mu_body = mu if soil is None else tan_phi(soil)  # the chassis' friction
+    # the chassis' friction: the soil's, or the ground's (on a material map)
+    mu_body = mu if soil is None or soft is not None else tan_phi(soil)
     for _ in range(n_sub):
         R = rotation_entries(*q)
         xb = (R[0][0], R[1][0], R[2][0])
@@ -271,13 +278,14 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         m_t, m_l = (1.0 / (K * (1.0 / m + vdot(ub, vmat(Ji, ub))))
                     for ub in (vrot_inv(R, vcross(rho, u)) for u in (t, l_)))
         kappa = slip_ratio(v_t, omega, r, p.slip_eps)
-        if soil is None:
+        if soil is None or soft is not None:
             fx_lin = p.c_kappa * kappa
             fy_lin = -p.c_alpha * slip_angle(v_t, v_l, p.slip_eps)
             mu_w = mu
-        else:
-            fx_lin, fy_lin, mu_w = soil_shear(soil, 2 * half_w, r, z_rut, kappa, v_t, v_l, N0,
-                                              p.slip_eps)
+        if soil is not None:
+            fx_lin, fy_lin, mu_w = (_pick(soft, a, b) for a, b in zip(soil_shear(
+                soil, 2 * half_w, r, z_rut, kappa, v_t, v_l, N0, p.slip_eps),
+                (None, None, None) if soft is None else (fx_lin, fy_lin, mu_w)))
 
         def tyre(give):
             """Tangential forces and the normal force of a wheel whose spin yields to its
@@ -322,11 +330,12 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         fx = torch.where(brake, fbx, fx)
         fy = torch.where(brake, share * Fby, fy)
         N = torch.where(brake, ((F_s - fbx * ratio_t) / ratio_n).clamp_min(0.0), N)
-        if soil is None:
+        if soil is None or soft is not None:
             frr = rolling_resistance(v_t, N, p.c_rr, p.v_eps)
-        else:
+        if soil is not None:
             z_roll = sinkage(soil, 2 * half_w, r, N)  # the rolling sinkage of the load
-            frr = soil_resistance(soil, 2 * half_w, z_rut, z_roll, v_t, N, p.v_eps)
+            frr = _pick(soft, soil_resistance(soil, 2 * half_w, z_rut, z_roll, v_t, N,
+                                              p.v_eps), None if soft is None else frr)
         frr = torch.where(brake, torch.zeros_like(frr), frr)
         if coupling is None:
             d_omega = (T - r * fx - p.wheel_damping * omega) / p.wheel_inertia
@@ -381,8 +390,9 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         q = quat_step(q, w, h)
         omega = torch.where(brake, torch.zeros_like(omega), omega + h * d_omega)
         if soil is not None:
-            z_rut = rut_depth(soil, 2 * half_w, r, z_rut, N, z_roll, v_t, kappa, r * omega, h,
-                              p.slip_sinkage)
+            z_rut = _pick(soft, rut_depth(soil, 2 * half_w, r, z_rut, N, z_roll, v_t, kappa,
+                                          r * omega, h, p.slip_sinkage),
+                          None if soft is None else torch.zeros_like(z_rut))
     info = {"normal_force": N, "contact": touch & (N > 0), "contact_point": Cp, "hub": A,
             "wheel_hole": torch.isnan(ground[:, ground.shape[1] // 2]), "compression": s_c,
             "kappa": kappa, "torque": T, "chassis_contact": hit_b.any(0) | hit_u.any(0),
@@ -393,6 +403,11 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
                          torch.stack(w, 1), omega.T,
                          None if soil is None else z_rut.T)
     return new, info
+
+
+def _pick(soft, on_soil, on_hard):
+    """``on_soil`` where ``soft`` (None: everywhere), else ``on_hard`` (a tensor or a float)."""
+    return on_soil if soft is None else torch.where(soft, on_soil, on_hard)
 
 
 @dataclass

@@ -24,19 +24,28 @@ its suspension carries the load ``N`` onto it as on hard ground.
   in place of the tyre's rolling resistance, at the depth its load compacts rolling (at most
   the rut's): the soil that slip-sinkage digs out is moved behind, not compacted.
 
+**Material maps.** Where the terrain names a material per sample (:mod:`terrain.materials`),
+each wheel takes the soil of the sample nearest its hub at the start of a step
+(:func:`soil_table`, :func:`wheel_soils`): a :class:`~.soil.SoilView` of ``(K, N)`` tensors and
+a mask of the wheels on soil; a wheel on ``"hard"`` keeps the tyre laws and its rut is 0.
+
 Shapes ``(K, N)``; units SI.
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
 
 import torch
 
-from .slip import smooth_sign
-from .soil import (Soil, compaction_resistance, contact_length, sinkage, slip_sinkage,
-                   tan_phi, thrust)
+from terrain.materials import HARD
 
-__all__ = ["V_ROLL", "check_tyre_width", "soil_shear", "soil_resistance", "rut_depth"]
+from .slip import smooth_sign
+from .soil import (Soil, SoilView, compaction_resistance, contact_length, sinkage,
+                   slip_sinkage, soil, tan_phi, thrust)
+
+__all__ = ["V_ROLL", "check_tyre_width", "soil_shear", "soil_resistance", "rut_depth",
+           "SoilTable", "soil_table", "wheel_soils"]
 
 #: the speed [m/s] over which the support blends from the symmetric arc (at rest) to the front
 #: arc (rolling)
@@ -48,6 +57,34 @@ def check_tyre_width(vehicle) -> None:
     if not vehicle.wheel_width > 0:
         raise ValueError(f"soil needs the vehicle's wheel_width (> 0 m: the contact's width), "
                          f"got {vehicle.wheel_width!r}")
+
+
+class SoilTable(NamedTuple):
+    """The soils of a material map's names, one row each: ``columns`` ``(6, S)`` holds ``n,
+    k_c, k_phi, c, phi, K`` (a hard row holds dry sand's, never used); ``soft`` ``(S,)``
+    bool."""
+
+    columns: torch.Tensor
+    soft: torch.Tensor
+
+
+def soil_table(names, dtype, device) -> SoilTable:
+    """The :class:`SoilTable` of material ``names`` (:data:`~terrain.materials.HARD` or soils of
+    :data:`~.soil.SOILS`); ValueError listing the known soils for an unknown name."""
+    rows = [soil("dry_sand" if name == HARD else name) for name in names]
+    cols = [[getattr(s, f) for s in rows] for f in ("n", "k_c", "k_phi", "c", "phi", "K")]
+    return SoilTable(torch.tensor(cols, dtype=dtype, device=device),
+                     torch.tensor([name != HARD for name in names], device=device))
+
+
+def wheel_soils(table: SoilTable, index: torch.Tensor, strength=None):
+    """``(SoilView, soft)``: the soils of material ``index`` (``(K, N)`` int64) as ``(K, N)``
+    tensors (``k_c``, ``k_phi`` and ``c`` times ``strength``, ``(N,)`` or None) and the mask of
+    the wheels on soil."""
+    n, k_c, k_phi, c, phi, K = table.columns[:, index].unbind(0)
+    f = 1.0 if strength is None else strength
+    return (SoilView(n=n, k_c=k_c * f, k_phi=k_phi * f, c=c * f, phi=phi, K=K, name="map"),
+            table.soft[index])
 
 
 def soil_shear(s: Soil, b: float, r: float, z, kappa, v_t, v_l, N0, eps: float):

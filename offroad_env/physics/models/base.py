@@ -29,6 +29,8 @@ from typing import ClassVar, NamedTuple
 
 import torch
 
+from terrain.materials import soft_materials
+
 __all__ = ["Field", "Drive", "ModelStep", "VehicleModel", "MODELS", "register_model",
            "model_class"]
 
@@ -154,6 +156,16 @@ class VehicleModel(abc.ABC):
     def place(self, state, vehicle, maps, idx: torch.Tensor | None) -> object:
         """The placement, with normal forces, of the rows ``idx`` (None: all N) at their pose
         ``state.x[idx]``... from rest (a reset: no history to start from)."""
+
+    def check_maps(self, maps) -> None:
+        """ValueError where ``maps`` (simulation frame) hold ground the model cannot drive as
+        given. The default refuses soil in a material map (:mod:`terrain.materials`): only a
+        model that sinks reads it, and the others would drive it as hard ground."""
+        soils = soft_materials(maps)
+        if soils:
+            raise ValueError(f"the terrain's material map holds the soils {list(soils)}; "
+                             f"dynamics={self.name!r} drives on hard ground only: use "
+                             "dynamics='rigid_body' (or a map without soils)")
 
     def lost_support(self, contact) -> torch.Tensor | None:
         """``(N,)`` bool: the placement of a step lost static support (a tip-over); None: the

@@ -24,8 +24,13 @@ models do not apply (a vehicle on a bump may pass them for an instant). The forc
 under the body's acceleration (the ``stability`` observation) is reported from the true contact
 points and forces.
 
+**Soil** is ``RigidBodyParams.soil`` everywhere, or the terrain's material map per sample
+(:mod:`terrain.materials`; each wheel takes the soil under its hub at the start of a step, see
+:mod:`..soil_contact`), not both. On a material map ``soil_strength`` varies every soil, and
+``soil_phi`` (one soil's angle) is refused.
+
 The placement at a reset is the rigid rest of ``rigid_contact``; the body starts there at rest,
-its suspension at the static sag. Per-environment friction (domain randomization) is applied;
+its suspension at the static sag (on soil, each wheel in the rut of its static load). Per-environment friction (domain randomization) is applied;
 per-environment mass properties are refused (the model uses the preset's).
 """
 
@@ -40,9 +45,11 @@ from ..ground import place
 from ..ground.contact import assemble
 from ..rigid_body import RigidBodyState, make_layout, rigid_body_step
 from ..rigid_params import RigidBodyParams, check_stable, for_vehicle, static_loads
+from terrain.materials import HARD, material_at
+
 from ..soil import inverse_table, sinkage
-from ..soil_contact import check_tyre_width
-from ..rotations import quat_from_ypr, rotation_entries, ypr_from_entries
+from ..soil_contact import check_tyre_width, soil_table, wheel_soils
+from ..rotations import quat_from_ypr, rotation_entries, vrot, ypr_from_entries
 from ..stability import edge_table, force_angle_margin
 from .base import Drive, Field, ModelStep, VehicleModel, register_model
 
@@ -67,6 +74,7 @@ class RigidBody(VehicleModel):
         if p.soil is not None:
             check_tyre_width(vehicle)
         self._cache = {}
+        self._checked_params = None
         self._front = [q[0] > vehicle.com[0] for q in vehicle.wheel_positions]
         if p.steering == "ackermann" and not any(self._front):
             raise ValueError("steering='ackermann' needs wheels ahead of the centre of mass")
@@ -79,6 +87,42 @@ class RigidBody(VehicleModel):
     @property
     def ground_mu(self) -> float:
         return self.params.mu
+
+    def check_maps(self, maps) -> None:
+        """Material maps name known soils (or ``"hard"``), and not beside ``p.soil``."""
+        names = maps.material_names or ()
+        if any(n != HARD for n in names):
+            if self.params.soil is not None:
+                raise ValueError(
+                    f"the terrain's material map names soils {list(names)} and "
+                    f"RigidBodyParams.soil is {self.params.soil.name!r}: give soil by one of "
+                    "them (soil=None to take the map's)")
+            check_tyre_width(self.vehicle)
+            soil_table(names, torch.float32, "cpu")  # unknown names are refused here
+
+    def _wheel_soils(self, state, maps, params):
+        """``(SoilView, soft)`` of each wheel's sample of the material map, under its hub
+        (``(K, N)``; :func:`~..soil_contact.wheel_soils`), or None without soil in the map."""
+        names = maps.material_names
+        if names is None or all(n == HARD for n in names):
+            return None
+        like = state.x
+        key = (names, like.dtype, like.device)
+        if key not in self._cache:
+            inverse_table(like.dtype, like.device)
+            self._cache[key] = soil_table(names, like.dtype, like.device)
+        if params is not None and params is not self._checked_params:
+            if bool((params["soil_phi"] != 0).any()):
+                raise ValueError("soil_phi (one soil's friction angle) cannot vary on a material "
+                                 "map of several soils; vary soil_strength")
+            self._checked_params = params
+        layout = self._constants(like, maps)[0]
+        off = vrot(rotation_entries(*state.body_quat.unbind(1)),
+                   (layout.bx, layout.by, layout.bz))
+        idx = material_at(maps, state.body_pos[:, 0] + off[0], state.body_pos[:, 1] + off[1],
+                          state.map_index)
+        return wheel_soils(self._cache[key], idx,
+                           None if params is None else params["soil_strength"])
 
     def _constants(self, like, maps):
         """The layout, coupling, driven mask and edge table in ``like``'s dtype and device."""
@@ -131,20 +175,22 @@ class RigidBody(VehicleModel):
         cfg, p, v = self.cfg, self.params, self.vehicle
         self._check_vehicle(vehicle)
         layout, coupling, driven, _ = self._constants(state.x, maps)
-        self._start_fresh(state, params)
+        ws = self._start_fresh(state, maps, params)
+        on_soil = p.soil is not None or ws is not None
         s0 = RigidBodyState(state.body_pos, state.body_quat, state.body_vel, state.body_rate,
-                            state.wheel_omega, state.wheel_sinkage if p.soil else None)
+                            state.wheel_omega, state.wheel_sinkage if on_soil else None)
         targets, steer = self._commands(action, state.x)
         s, info = rigid_body_step(
             v, p, s0, maps, state.map_index, targets, cfg.dt, steer=steer,
             mu=None if params is None else params["friction"], gravity=cfg.gravity,
             max_torque=v.wheel_torque, driven=driven, coupling=coupling, layout=layout,
             soil_strength=None if params is None else params["soil_strength"],
-            soil_phi=None if params is None else params["soil_phi"])
+            soil_phi=None if params is None or ws is not None else params["soil_phi"],
+            wheel_soil=ws)
         state.body_pos, state.body_quat, state.body_vel, state.body_rate = \
             s.pos, s.quat, s.vel, s.ang_vel
         state.wheel_omega = s.wheel_omega
-        if p.soil is not None:
+        if on_soil:
             state.wheel_sinkage = s.wheel_sinkage
         gc, R = self._contact(state, maps, info)
         # the step's mean acceleration of the centre of mass, in the body frame at its end
@@ -153,9 +199,10 @@ class RigidBody(VehicleModel):
         drive = Drive(info["kappa"].T, info["torque"].T, s.wheel_omega)
         return ModelStep(gc, drive, self.body_velocity(state), accel_b)
 
-    def _start_fresh(self, state, params=None):
+    def _start_fresh(self, state, maps, params=None):
         """Rows whose body was just reset (a zero quaternion) start at rest at their
-        placement: the rear-axle pose of ``state.contact`` with the suspension at its sag."""
+        placement: the rear-axle pose of ``state.contact`` with the suspension at its sag.
+        Returns the wheels' soils of a material map (:meth:`_wheel_soils`; None)."""
         fresh = (state.body_quat == 0).all(1)
         gc = state.contact
         q = quat_from_ypr(gc.yaw, gc.pitch, gc.roll).to(state.x.dtype)
@@ -168,23 +215,29 @@ class RigidBody(VehicleModel):
         state.body_rate = torch.where(f, torch.zeros_like(pos), state.body_rate)
         state.wheel_omega = torch.where(f, torch.zeros_like(state.wheel_omega),
                                         state.wheel_omega)
-        if self.params.soil is not None:
+        ws = self._wheel_soils(state, maps, params)
+        if self.params.soil is not None or ws is not None:
             # on soil each wheel starts in the rut of its static load at rest, the body that
             # much lower (the mean: the rest was found on the surface)
-            z0 = self._rest_sinkage(state.x, params).expand_as(state.wheel_sinkage)
+            z0 = self._rest_sinkage(state.x, params, ws).expand_as(state.wheel_sinkage)
             state.wheel_sinkage = torch.where(f, z0, state.wheel_sinkage)
             drop = torch.zeros_like(state.body_pos)
             drop[:, 2] = z0.mean(1)
             state.body_pos = torch.where(f, state.body_pos - drop, state.body_pos)
+        return ws
 
-    def _rest_sinkage(self, like, params=None) -> torch.Tensor:
+    def _rest_sinkage(self, like, params=None, ws=None) -> torch.Tensor:
         """``(1 or N, K)``: each wheel's sinkage at rest under its static load on the soil [m]
-        (per environment with a varied ``soil_strength``)."""
+        (per environment with a varied ``soil_strength``, or each wheel's soil ``ws`` of a
+        material map: 0 on hard ground)."""
         v, soil = self.vehicle, self.params.soil
-        if params is not None:
-            soil = soil.varied(params["soil_strength"].unsqueeze(1))
         W = torch.tensor(static_loads(v, self.cfg.gravity), dtype=like.dtype,
                          device=like.device).unsqueeze(0)
+        if ws is not None:
+            z = sinkage(ws[0], v.wheel_width, v.wheel_radius, W.T, static=True)
+            return torch.where(ws[1], z, torch.zeros_like(z)).T
+        if params is not None:
+            soil = soil.varied(params["soil_strength"].unsqueeze(1))
         return sinkage(soil, v.wheel_width, v.wheel_radius, W, static=True)
 
     def _contact(self, state, maps, info):
