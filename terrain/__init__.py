@@ -25,6 +25,7 @@ from .families import (
     FamilyConfig,
     LevelsConfig,
     family_level,
+    family_materials,
     level_maps,
     level_materials,
     level_spec,
@@ -40,5 +41,5 @@ __all__ = [
     "PerlinConfig", "BumpsConfig", "RocksConfig", "StepsConfig", "HolesConfig", "SumConfig",
     "GENERATORS", "generate", "make_heightmap", "HOLE_COLOUR", "hillshade", "preview_image", "save_preview",
     "statistics", "FAMILIES", "FamilyConfig", "LevelsConfig", "family_level", "level_maps",
-    "level_spec", "HARD_FAMILIES", "level_materials", "HARD", "material_at", "soft_materials",
+    "level_spec", "HARD_FAMILIES", "family_materials", "level_materials", "HARD", "material_at", "soft_materials",
 ]

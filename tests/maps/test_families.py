@@ -78,3 +78,38 @@ def test_a_level_stack_is_reproducible_map_by_map():
     assert not np.array_equal(maps[0], maps[1])
     one = level_maps(replace(cfg, families=("slopes",)), seed=5)
     assert all(np.array_equal(a, b) for a, b in zip(one, maps[:6]))
+
+
+@pytest.mark.parametrize("level", [0, 4, 9])
+def test_the_soft_soil_levels_hold_their_slope_and_soil_cover(level):
+    from terrain import family_materials
+    fc = replace(CFG, family="soft_soil")
+    spec = level_spec(fc, level)
+    z = family_level(fc, level, np.random.default_rng(level))
+    assert _max_slope_deg(z, CFG.resolution[0]) == pytest.approx(spec["max_slope_deg"], rel=0.03)
+    sl = replace(CFG, family="slopes")  # a family on hard ground has no material map
+    assert spec["max_slope_deg"] == pytest.approx((level + 1) / 10 * CFG.soil_slope_deg)
+    mat, names = family_materials(fc, level, np.random.default_rng(level))
+    assert names == ("hard",) + CFG.soils == ("hard", "dry_sand", "clayey_soil")
+    cover = float((mat > 0).mean())
+    assert cover == pytest.approx(spec["soil_cover"], abs=0.002)
+    shares = [float((mat == i).mean()) for i in (1, 2)]
+    assert all(s > 0.25 * cover for s in shares) and family_materials(sl, level, None) is None
+    assert spec["soil_cover"] == pytest.approx((level + 1) / 10 * CFG.max_soil_cover)
+
+
+def test_a_stack_with_soft_soil_carries_its_material_map_and_v0s_families_stay_hard():
+    from terrain import HARD_FAMILIES, level_materials
+    assert "soft_soil" in FAMILIES and "soft_soil" not in HARD_FAMILIES
+    assert LevelsConfig().families == HARD_FAMILIES == ("slopes", "ditches", "boulders", "steps",
+                                                       "rough")
+    cfg = LevelsConfig(family=replace(CFG, size=(8.0, 8.0), resolution=(0.2, 0.2), num_levels=2),
+                       families=("slopes", "soft_soil"), worlds=1)
+    mat, names = level_materials(cfg, seed=3)
+    assert mat.shape == (4, 41, 41) and names == ("hard", "dry_sand", "clayey_soil")
+    assert int(mat[:2].max()) == 0 and int(mat[3].max()) == 2
+    again, _ = level_materials(cfg, seed=3)
+    assert np.array_equal(mat, again)
+    assert level_materials(replace(cfg, families=("slopes",)), seed=3) == (None, None)
+    with pytest.raises(ValueError, match="soils"):
+        replace(CFG, soils=("hard",))

@@ -49,7 +49,7 @@ from terrain.materials import HARD, material_at
 
 from ..soil import inverse_table, sinkage
 from ..soil_contact import check_tyre_width, soil_table, wheel_soils
-from ..rotations import quat_from_ypr, rotation_entries, vrot, ypr_from_entries
+from ..rotations import quat_from_ypr, quat_step, rotation_entries, vrot, ypr_from_entries
 from ..stability import edge_table, force_angle_margin
 from .base import Drive, Field, ModelStep, VehicleModel, register_model
 
@@ -217,14 +217,30 @@ class RigidBody(VehicleModel):
                                         state.wheel_omega)
         ws = self._wheel_soils(state, maps, params)
         if self.params.soil is not None or ws is not None:
-            # on soil each wheel starts in the rut of its static load at rest, the body that
-            # much lower (the mean: the rest was found on the surface)
+            # on soil each wheel starts in the rut of its static load at rest: the body goes
+            # down and tilts by the plane fitted (least squares) to the ruts under the hubs
+            # (the rest was found on the surface; wheels on different soils sink unequally)
             z0 = self._rest_sinkage(state.x, params, ws).expand_as(state.wheel_sinkage)
             state.wheel_sinkage = torch.where(f, z0, state.wheel_sinkage)
+            a, b, c = (z0 @ self._plane_fit(z0)).unbind(1)  # drop, its x and y slopes
             drop = torch.zeros_like(state.body_pos)
-            drop[:, 2] = z0.mean(1)
+            drop[:, 2] = a
             state.body_pos = torch.where(f, state.body_pos - drop, state.body_pos)
+            tilted = torch.stack(quat_step(state.body_quat.unbind(1),
+                                           (-c, b, torch.zeros_like(b)), 1.0), 1)
+            state.body_quat = torch.where(f, tilted, state.body_quat)
         return ws
+
+    def _plane_fit(self, like) -> torch.Tensor:
+        """``(K, 3)``: the least-squares fit of ``a + b x + c y`` to K values at the hubs
+        ``(x, y)`` from the centre of mass (body frame [m]), as a matrix ``values @ P``."""
+        key = ("plane", like.dtype, like.device)
+        if key not in self._cache:
+            v = self.vehicle
+            A = torch.tensor([[1.0, x - v.com[0], y - v.com[1]] for x, y in v.wheel_positions],
+                             dtype=torch.float64)
+            self._cache[key] = torch.linalg.pinv(A).T.to(like.dtype).to(like.device)
+        return self._cache[key]
 
     def _rest_sinkage(self, like, params=None, ws=None) -> torch.Tensor:
         """``(1 or N, K)``: each wheel's sinkage at rest under its static load on the soil [m]
