@@ -65,6 +65,10 @@ class TaskConfig:
             far as the ground's friction transmits them, about the true contact points
             (:mod:`offroad_env.physics.stability`). ``"limits"``: the static limits and lost
             support only (driving never tips a vehicle then).
+        stuck_time: end an episode as ``stuck`` (a truncation, :class:`~offroad_env.tasks.
+            EndReason` ``STUCK``) after this long [s] without progress: the distance to the goal
+            has not come ``stuck_progress`` [m] below the least it reached (nav only; None:
+            never, the default).
     """
 
     kind: str = "nav"
@@ -76,6 +80,8 @@ class TaskConfig:
     weights: tasks.RewardWeights = field(default_factory=tasks.RewardWeights)
     tip_rule: str = "force_angle"
     tip_hold_time: float = 0.2
+    stuck_time: float | None = None
+    stuck_progress: float = 0.1
 
     def __post_init__(self):
         if self.kind not in ("nav", "velocity"):
@@ -85,6 +91,16 @@ class TaskConfig:
         if not (_finite(self.tip_hold_time) and self.tip_hold_time >= 0):
             raise ValueError(f"tip_hold_time must be a finite number >= 0 [s], got "
                              f"{self.tip_hold_time!r}")
+        if self.stuck_time is not None:
+            if not (_finite(self.stuck_time) and self.stuck_time > 0):
+                raise ValueError(f"stuck_time must be a number > 0 [s] or None, got "
+                                 f"{self.stuck_time!r}")
+            if self.kind != "nav":
+                raise ValueError(f"stuck_time needs task kind 'nav' (progress toward a goal), "
+                                 f"got kind {self.kind!r}")
+        if not (_finite(self.stuck_progress) and self.stuck_progress >= 0):
+            raise ValueError(f"stuck_progress must be a finite number >= 0 [m], got "
+                             f"{self.stuck_progress!r}")
         _check_range("goal_distance", self.goal_distance, 0.0)
         _check_range("command_speed", self.command_speed)
         _check_range("command_yaw_rate", self.command_yaw_rate)

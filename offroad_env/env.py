@@ -21,7 +21,7 @@ import gymnasium as gym
 from gymnasium import spaces
 
 from .config import SimConfig
-from .seams import SimulatorEnvBase, time_limit
+from .seams import SimulatorEnvBase, episode_ends
 from .tasks import EndReason
 
 __all__ = ["OffroadEnv"]
@@ -58,10 +58,10 @@ class OffroadEnv(SimulatorEnvBase, gym.Env):
         raw = np.asarray(action)
         if raw.dtype.kind in "fiu" and raw.shape != self.action_space.shape:
             raise ValueError(f"action must have shape {self.action_space.shape}, got {raw.shape}")
-        obs, reward, terminated, info = self.sim.step(raw.reshape(1, -1))
+        obs, reward, ended, info = self.sim.step(raw.reshape(1, -1))
         keys = self._reward_keys
-        truncated, reason = time_limit(self.sim.state.steps, terminated, info["end_reason"],
-                                       self.max_episode_steps)
+        terminated, truncated, reason = episode_ends(self.sim.state.steps, ended,
+                                                     info["end_reason"], self.max_episode_steps)
         # two host transfers for all the scalars ((1,) tensors each; cat promotes the flags)
         head = torch.cat((terminated, truncated, reason, info["bad_action"])).tolist()
         vals = torch.cat([reward] + [info[k] for k in keys]).tolist()

@@ -4,9 +4,9 @@ wrappers and training reach the simulator (they use nothing else).
 * :class:`SimulatorSeams`: the public seams over ``self.sim`` (state view, parameters, terrain,
   map ranges, reset hooks, episode steps, salted draws);
 * :class:`SimulatorEnvBase`: the constructor checks, seeding and reset options both faces share;
-* :func:`time_limit`, :func:`reset_mask`, :func:`autoreset_mode`: the time limit of a step, the
-  ``options["reset_mask"]`` of a vector reset and the autoreset mode of a (wrapped) vector env,
-  for the faces and the wrappers alike.
+* :func:`episode_ends`, :func:`reset_mask`, :func:`autoreset_mode`: how a step's episodes end
+  (terminated, or truncated: the time limit, stuck), the ``options["reset_mask"]`` of a vector
+  reset and the autoreset mode of a (wrapped) vector env, for the faces and the wrappers alike.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from .sim import Simulator
 from .state import wheel_ruts
 from .tasks import REWARD_TERMS, EndReason
 
-__all__ = ["time_limit", "reset_mask", "autoreset_mode", "StateView", "SimulatorSeams",
+__all__ = ["episode_ends", "reset_mask", "autoreset_mode", "StateView", "SimulatorSeams",
            "SimulatorEnvBase"]
 
 
@@ -59,17 +59,20 @@ def autoreset_mode(env) -> AutoresetMode:
     return AutoresetMode(mode)
 
 
-def time_limit(steps: torch.Tensor, terminated: torch.Tensor, reason: torch.Tensor,
-               max_episode_steps: int | None) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(truncated, reason)`` after a step: truncated ``(N,)`` bool where the episode reached
-    ``max_episode_steps`` (never with None), and the end reasons with
-    :attr:`EndReason.TIME_LIMIT` where an episode was truncated without terminating."""
+def episode_ends(steps: torch.Tensor, ended: torch.Tensor, reason: torch.Tensor,
+                 max_episode_steps: int | None) -> tuple[torch.Tensor, ...]:
+    """``(terminated, truncated, reason)`` after a step whose simulator ended the rows
+    ``ended`` with ``reason``: a stuck episode (:attr:`EndReason.STUCK`) is truncated, not
+    terminated; so is one that reached ``max_episode_steps`` (never with None), whose reason is
+    :attr:`EndReason.TIME_LIMIT` where nothing else ended it."""
+    stuck = reason == int(EndReason.STUCK)
+    terminated = ended & ~stuck
     if max_episode_steps is None:
-        return torch.zeros_like(terminated), reason
-    truncated = steps >= max_episode_steps
-    reason = torch.where(truncated & ~terminated,
+        return terminated, ended & stuck, reason
+    timed_out = steps >= max_episode_steps
+    reason = torch.where(timed_out & ~ended,
                          torch.full_like(reason, int(EndReason.TIME_LIMIT)), reason)
-    return truncated, reason
+    return terminated, timed_out | (ended & stuck), reason
 
 
 class StateView(NamedTuple):

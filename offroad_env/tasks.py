@@ -5,8 +5,9 @@ and pitch limits, lost support, the force-angle margin held negative) with their
 the reward terms (:mod:`offroad_env.rewards`) and the end reason. One call per step,
 :meth:`Task.step`, turns the model's step into ``(reward terms, reward, end reasons)``.
 
-Terminations are ``(N,)`` bool and kept apart from truncation (the time limit);
-:class:`EndReason` names why an episode ended.
+Terminations are ``(N,)`` bool and kept apart from truncation (the time limit, and being
+stuck: no progress toward the goal for ``TaskConfig.stuck_time``); :class:`EndReason` names why
+an episode ended.
 """
 
 from __future__ import annotations
@@ -40,6 +41,9 @@ class EndReason(enum.IntEnum):
     HOLE = 3
     GOAL_REACHED = 4
     TIME_LIMIT = 5
+    #: no progress toward the goal for ``TaskConfig.stuck_time`` (a truncation: the state is not
+    #: terminal, the vehicle might still free itself)
+    STUCK = 6
 
     @property
     def label(self) -> str:
@@ -61,11 +65,14 @@ def tipped_over(roll, pitch, roll_limit, pitch_limit, lost=None) -> torch.Tensor
 
 
 def end_reason(goal: torch.Tensor, hole: torch.Tensor, off_map: torch.Tensor,
-               tipped: torch.Tensor) -> torch.Tensor:
+               tipped: torch.Tensor, stuck: torch.Tensor | None = None) -> torch.Tensor:
     """``(N,)`` int64 :class:`EndReason` codes of the ``(N,)`` bool end conditions. Where
     several hold, the cause wins over its consequences: a wheel over a hole over a wheel off the
-    map over tip-over (a hole or the map's edge tilts the body) over the goal."""
+    map over tip-over (a hole or the map's edge tilts the body) over the goal over being stuck
+    (None: never)."""
     reason = torch.zeros(goal.shape, dtype=torch.int64, device=goal.device)
+    if stuck is not None:
+        reason = torch.where(stuck, torch.full_like(reason, int(EndReason.STUCK)), reason)
     for code, cond in ((EndReason.GOAL_REACHED, goal), (EndReason.TIP_OVER, tipped),
                        (EndReason.OFF_MAP, off_map), (EndReason.HOLE, hole)):
         reason = torch.where(cond, torch.full_like(reason, int(code)), reason)
@@ -79,9 +86,12 @@ TRACTION_CAP = 10.0
 #: the task's own state fields: ``prev_distance`` (base_link to goal after the last step [m]),
 #: ``accel_b`` ``(N, 3)`` (the low-passed body acceleration the force-angle measure reads
 #: [m/s^2]), ``margin`` (the force-angle margin after the last step [rad]; 0 where not
-#: computed), ``unstable_steps`` (consecutive steps of negative margin)
+#: computed), ``unstable_steps`` (consecutive steps of negative margin), ``best_distance``
+#: (the least distance to the goal that counted as progress [m]) and ``stall_steps`` (steps
+#: since then; with ``TaskConfig.stuck_time``)
 TASK_FIELDS = {"prev_distance": Field(), "accel_b": Field((3,)), "margin": Field(),
-               "traction": Field(), "unstable_steps": Field(kind="int64")}
+               "traction": Field(), "unstable_steps": Field(kind="int64"),
+               "best_distance": Field(), "stall_steps": Field(kind="int64")}
 
 
 class Task:
@@ -107,6 +117,9 @@ class Task:
         #: support polygon is its loaded wheels; four-wheel ground following needs none)
         self.needs_loads = self.needs_margin and model.support_from_loads
         self.tip_hold_steps = max(1, int(round(t.tip_hold_time / cfg.dt)))
+        #: steps without progress that end an episode as stuck (None: never)
+        self.stuck_steps = (None if t.stuck_time is None
+                            else max(1, int(round(t.stuck_time / cfg.dt))))
         self._edges = edge_table(vehicle, device)
         self.set_vehicle(vehicle)
 
@@ -157,6 +170,8 @@ class Task:
             rows["traction"] = demand.clamp(max=TRACTION_CAP)
         rows["prev_distance"] = torch.linalg.vector_norm(goal - contact.base_position[:, :2],
                                                          dim=1)
+        rows["best_distance"] = rows["prev_distance"]
+        rows["stall_steps"] = torch.zeros_like(rows["prev_distance"], dtype=torch.int64)
         return rows
 
     def step(self, state, motion, action: torch.Tensor, maps, params=None
@@ -188,7 +203,14 @@ class Task:
                                             torch.zeros_like(st.unstable_steps))
             if self.config.tip_rule == "force_angle" and not judged:
                 tipped = tipped | (st.unstable_steps >= self.tip_hold_steps)
-        reason = end_reason(reached, gc.hole, gc.off_map, tipped)
+        stuck = None
+        if self.stuck_steps is not None:  # progress: the goal came stuck_progress closer
+            moved = dist < st.best_distance - self.config.stuck_progress
+            st.best_distance = torch.where(moved, dist, st.best_distance)
+            st.stall_steps = torch.where(moved, torch.zeros_like(st.stall_steps),
+                                         st.stall_steps + 1)
+            stuck = st.stall_steps >= self.stuck_steps
+        reason = end_reason(reached, gc.hole, gc.off_map, tipped, stuck)
         ctx = StepContext(state=st, motion=motion, action=action, distance=dist,
                           reached=reached, tipped=reason == int(EndReason.TIP_OVER),
                           nav=self.nav, dt=cfg.dt)

@@ -19,7 +19,8 @@ Spec sheet
   past the static-stability limits, or lost support with rigid contact; ``TaskConfig.tip_rule``),
   off the map, a wheel over a hole, goal reached (one end reason per end, and the tip-over
   reward term only where the end is a tip-over). ``truncated``: the time limit
-  (``max_episode_steps``). ``info["end_reason"]`` codes: :class:`~offroad_env.tasks.EndReason`.
+  (``max_episode_steps``), or no progress toward the goal for ``TaskConfig.stuck_time`` (off by
+  default; end reason ``stuck``). ``info["end_reason"]`` codes: :class:`~offroad_env.tasks.EndReason`.
 * Autoreset: ``AutoresetMode.NEXT_STEP`` (default), ``SAME_STEP`` (``info["final_obs"]``,
   ``info["final_info"]``) or ``DISABLED`` (reset finished envs with ``options={"reset_mask":
   mask}``).
@@ -36,7 +37,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from .config import SimConfig
-from .seams import SimulatorEnvBase, reset_mask, time_limit
+from .seams import SimulatorEnvBase, episode_ends, reset_mask
 
 __all__ = ["OffroadVectorEnv"]
 
@@ -130,9 +131,9 @@ class OffroadVectorEnv(SimulatorEnvBase, VectorEnv):
             raise RuntimeError(f"sub-environment(s) {idx[:20]} finished and autoreset is "
                                "disabled: reset them with options={'reset_mask': mask}")
         pending = self._done if mode == AutoresetMode.NEXT_STEP else None
-        obs, reward, terminated, info = self.sim.step(actions)
-        truncated, reason = time_limit(self.sim.state.steps, terminated, info["end_reason"],
-                                       self.max_episode_steps)
+        obs, reward, ended, info = self.sim.step(actions)
+        terminated, truncated, reason = episode_ends(self.sim.state.steps, ended,
+                                                     info["end_reason"], self.max_episode_steps)
         # rows that finished last step (next-step autoreset) keep that episode's reason for
         # the reset below
         self._end_reasons = reason if pending is None else torch.where(pending,

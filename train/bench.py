@@ -208,7 +208,7 @@ def _cell(sel: np.ndarray, per: dict, dt: float) -> dict:
     out = {"episodes": n}
     for label, code in (("success", EndReason.GOAL_REACHED), ("tip_over", EndReason.TIP_OVER),
                         ("hole", EndReason.HOLE), ("off_map", EndReason.OFF_MAP),
-                        ("time_limit", EndReason.TIME_LIMIT)):
+                        ("time_limit", EndReason.TIME_LIMIT), ("stuck", EndReason.STUCK)):
         k = int((reason == int(code)).sum())
         out[f"{label}_rate"] = k / n
         out[f"{label}_ci95"] = _wilson(k, n)

@@ -7,7 +7,8 @@ generated per reset). When an episode ends its level moves by its outcome:
 
 * the goal reached: up one level; on the top level, to a random level (Isaac Lab's rule, so the
   solved envs keep revisiting the whole range);
-* a tip-over, a hole or leaving the map: down one level;
+* a tip-over, a hole, leaving the map or being stuck (``TaskConfig.stuck_time``): down one
+  level;
 * the time limit: down one level when less than half the start distance to the goal was
   covered, otherwise it stays.
 
@@ -35,7 +36,7 @@ def next_levels(levels: torch.Tensor, reason: torch.Tensor, covered: torch.Tenso
     ``u`` ``(N,)`` uniforms pick the random level of those that solved the top one."""
     up = reason == int(EndReason.GOAL_REACHED)
     fail = ((reason == int(EndReason.TIP_OVER)) | (reason == int(EndReason.HOLE))
-            | (reason == int(EndReason.OFF_MAP)))
+            | (reason == int(EndReason.OFF_MAP)) | (reason == int(EndReason.STUCK)))
     slow = (reason == int(EndReason.TIME_LIMIT)) & (covered < 0.5)
     new = levels + up.to(levels.dtype) - (fail | slow).to(levels.dtype)
     rand = torch.minimum((u * num_levels).to(levels.dtype), torch.full_like(levels,

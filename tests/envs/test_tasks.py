@@ -37,11 +37,16 @@ def test_end_reason_codes_and_the_precedence_of_simultaneous_conditions():
     assert reason.tolist() == [EndReason.GOAL_REACHED, EndReason.TIP_OVER, EndReason.OFF_MAP,
                                EndReason.HOLE, EndReason.NONE]
     assert reason.dtype == torch.int64
+    # being stuck is the weakest: any other end that same step is the reason
+    stuck = tasks.end_reason(goal=b(True, False, False), tipped=b(False, True, False),
+                             off_map=b(False, False, False), hole=b(False, False, False),
+                             stuck=b(True, True, True))
+    assert stuck.tolist() == [EndReason.GOAL_REACHED, EndReason.TIP_OVER, EndReason.STUCK]
 
 
 def test_end_reason_labels():
     assert [r.label for r in EndReason] == ["none", "tip_over", "off_map", "hole",
-                                            "goal_reached", "time_limit"]
+                                            "goal_reached", "time_limit", "stuck"]
     assert tasks.REASONS[4] == "goal_reached" and EndReason(5).label == "time_limit"
 
 
