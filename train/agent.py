@@ -64,11 +64,16 @@ class Agent(nn.Module):
         self.obs_var.copy_(m2 / total)
         self.obs_count.copy_(total)
 
-    def value(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.critic(self.normalize(obs)).squeeze(-1)
+    def value(self, obs: torch.Tensor, normalized: bool = False) -> torch.Tensor:
+        """``(B,)`` values of observations ``(B, obs_dim)`` (already :meth:`normalize`\ d
+        with ``normalized``)."""
+        return self.critic(obs if normalized else self.normalize(obs)).squeeze(-1)
 
-    def distribution(self, obs: torch.Tensor) -> torch.distributions.Normal:
-        mean = self.actor_mean(self.normalize(obs))
+    def distribution(self, obs: torch.Tensor, normalized: bool = False
+                     ) -> torch.distributions.Normal:
+        """The action distribution of observations ``(B, obs_dim)`` (already normalised with
+        ``normalized``)."""
+        mean = self.actor_mean(obs if normalized else self.normalize(obs))
         return torch.distributions.Normal(mean, self.actor_log_std.exp().expand_as(mean))
 
     @torch.no_grad()

@@ -95,10 +95,11 @@ def rollout(agent: Agent, env, obs: torch.Tensor, buf: RolloutBuffer, run: Runni
     term_sums = torch.zeros(len(term_names), dtype=torch.float32, device=obs.device)
     for t in range(cfg.num_steps):
         with torch.no_grad():
-            d = agent.distribution(obs)
+            z = agent.normalize(obs)  # once for the actor and the critic
+            d = agent.distribution(z, normalized=True)
             raw = d.sample()
             logp = d.log_prob(raw).sum(-1)
-            value = agent.value(obs)
+            value = agent.value(z, normalized=True)
         next_obs, reward, terminated, truncated, info = env.step(raw.clamp(-1.0, 1.0))
         run.ret += reward
         run.length += 1
@@ -130,6 +131,8 @@ def update(agent: Agent, optimizer, buf: RolloutBuffer, next_obs: torch.Tensor,
                           cfg.gae_lambda)
         ret = adv + buf.val
     b_obs, b_act = buf.obs.reshape(-1, obs_dim), buf.act.reshape(-1, act_dim)
+    with torch.no_grad():  # the normalisation is fixed during the update: once, not per pass
+        b_z = agent.normalize(b_obs)
     b_logp, b_adv, b_ret, b_val = (x.reshape(-1) for x in (buf.logp, adv, ret, buf.val))
     mb = cfg.batch_size // cfg.num_minibatches
     stats = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "approx_kl": 0.0,
@@ -139,7 +142,8 @@ def update(agent: Agent, optimizer, buf: RolloutBuffer, next_obs: torch.Tensor,
         perm = torch.randperm(cfg.batch_size, device=b_obs.device)
         for start in range(0, cfg.batch_size, mb):
             idx = perm[start:start + mb]
-            d = agent.distribution(b_obs[idx])
+            z = b_z[idx]
+            d = agent.distribution(z, normalized=True)
             new_logp = d.log_prob(b_act[idx]).sum(-1)
             log_ratio = new_logp - b_logp[idx]
             ratio = log_ratio.exp()
@@ -147,7 +151,7 @@ def update(agent: Agent, optimizer, buf: RolloutBuffer, next_obs: torch.Tensor,
             a = (a - a.mean()) / (a.std() + 1e-8)
             pg_loss = torch.max(-a * ratio, -a * ratio.clamp(1 - cfg.clip_coef,
                                                              1 + cfg.clip_coef)).mean()
-            v = agent.value(b_obs[idx])
+            v = agent.value(z, normalized=True)
             if cfg.clip_vloss:
                 v_clip = b_val[idx] + (v - b_val[idx]).clamp(-cfg.clip_coef, cfg.clip_coef)
                 v_loss = 0.5 * torch.max((v - b_ret[idx]).square(),

@@ -13,7 +13,7 @@ vector env (task ``k`` is sub-env ``k``, on its own map, from its start facing i
 counts its first episode.
 
 Metrics per family and level (and per family, and overall): success rate, time to goal
-(successes), tip-over, hole, off-map and time-limit rates, mean and max ``|roll|`` and
+(successes), tip-over, hole, off-map, time-limit and stuck rates, mean and max ``|roll|`` and
 ``|pitch|``, the minimum force-angle stability margin, and energy: the tractive work
 ``sum max(0, m (a_x - g sin(pitch)) v) dt`` [J] (kinematic models have no drive train: this is
 the work that moving the body's mass along its path takes, without rolling losses). Each rate
@@ -47,7 +47,7 @@ from .outcomes import Outcomes
 from .policies import BASELINES, baseline, careful_policy  # noqa: F401  (re-exported)
 
 __all__ = ["SuiteSpec", "load_suite", "suite_tasks", "run_suite", "careful_policy", "main",
-           "SUITES_DIR", "POLICIES"]
+           "SUITES_DIR", "POLICIES", "wilson"]
 
 SUITES_DIR = Path(__file__).parent / "suites"
 POLICIES = tuple(BASELINES)
@@ -70,6 +70,8 @@ class SuiteSpec:
         max_start_slope_deg: starts and goals lie where the plane fitted to the ground within
             1 m (a 5 x 5 grid) is at most this steep.
         time_limit_s: episode limit [s]. seed: the env seed (the random policy's too).
+        stuck_time_s: an episode without progress toward its goal for this long ends as
+            ``stuck`` (``TaskConfig.stuck_time``; None: never, as in v0).
     """
 
     name: str = "offroad-bench-v0"
@@ -89,6 +91,7 @@ class SuiteSpec:
     margin: float = 2.0
     max_start_slope_deg: float = 12.0
     time_limit_s: float = 30.0
+    stuck_time_s: float | None = None
     seed: int = 0
     description: str = field(default="", compare=False)
 
@@ -101,6 +104,10 @@ class SuiteSpec:
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
                 raise ValueError(f"suite {self.name}: {name} must be a number > 0, got {v!r}")
+        st = self.stuck_time_s
+        if st is not None and not (isinstance(st, (int, float)) and math.isfinite(st) and st > 0):
+            raise ValueError(f"suite {self.name}: stuck_time_s must be a number > 0 or null, "
+                             f"got {st!r}")
         lo, hi = (tuple(self.goal_distance) + (None, None))[:2]
         if len(tuple(self.goal_distance)) != 2 or not (0 < lo <= hi):
             raise ValueError(f"suite {self.name}: goal_distance must be (min, max) with "
@@ -138,7 +145,7 @@ def _env(spec: SuiteSpec, num_envs: int, device="cpu") -> OffroadVectorEnv:
     cfg = make_config("traverse", vehicle=spec.vehicle, dynamics=spec.dynamics,
                       ground=spec.ground, terrain=spec.levels, terrain_seed=spec.terrain_seed)
     cfg = replace(cfg, task=replace(cfg.task, goal_distance=tuple(spec.goal_distance),
-                                    spawn_margin=spec.margin))
+                                    spawn_margin=spec.margin, stuck_time=spec.stuck_time_s))
     steps = int(round(spec.time_limit_s / cfg.dt))
     return OffroadVectorEnv(num_envs=num_envs, config=cfg, max_episode_steps=steps,
                             device=device)
@@ -189,7 +196,7 @@ def suite_tasks(spec: SuiteSpec, maps: terrain_pkg.HeightMap) -> dict[str, np.nd
     return {k: np.asarray(v) for k, v in out.items()}
 
 
-def _wilson(k: int, n: int) -> list[float]:
+def wilson(k: int, n: int) -> list[float]:
     """95 % Wilson score interval of ``k`` successes in ``n``."""
     if n == 0:
         return [0.0, 1.0]
@@ -211,7 +218,7 @@ def _cell(sel: np.ndarray, per: dict, dt: float) -> dict:
                         ("time_limit", EndReason.TIME_LIMIT), ("stuck", EndReason.STUCK)):
         k = int((reason == int(code)).sum())
         out[f"{label}_rate"] = k / n
-        out[f"{label}_ci95"] = _wilson(k, n)
+        out[f"{label}_ci95"] = wilson(k, n)
     out["time_to_goal_s"] = float(per["length"][sel][ok].mean() * dt) if ok.any() else None
     for key in ("roll", "pitch"):
         out[f"mean_abs_{key}_deg"] = float(per[f"mean_{key}"][sel].mean())

@@ -15,7 +15,7 @@ import numpy as np
 from offroad_env.tasks import EndReason
 
 __all__ = ["RunLog", "EpisodeWindow", "Progress", "iteration_line", "notice_missing_extras", "plot_learning_curve",
-           "tb_tag", "TB_TAGS"]
+           "tb_tag", "TB_TAGS", "summary_json"]
 
 
 #: TensorBoard tags of the log's columns, the names SB3 and CleanRL users look for: SB3's
@@ -25,6 +25,7 @@ __all__ = ["RunLog", "EpisodeWindow", "Progress", "iteration_line", "notice_miss
 TB_TAGS = {"return_mean": "rollout/ep_rew_mean", "length_mean": "rollout/ep_len_mean",
            "success_rate": "rollout/success_rate", "episodes": "rollout/episodes",
            "window_episodes": "rollout/window_episodes", "steps_per_s": "time/fps",
+           "rollout_steps_per_s": "time/rollout_fps",
            "time_s": "time/time_elapsed", "iteration": "time/iterations",
            "policy_loss": "losses/policy_loss", "value_loss": "losses/value_loss",
            "entropy": "losses/entropy", "approx_kl": "losses/approx_kl",
@@ -258,3 +259,17 @@ def plot_learning_curve(csv_path: Path, png_path: Path) -> None:
     fig.tight_layout()
     fig.savefig(png_path, dpi=100)
     plt.close(fig)
+
+
+def summary_json(summary: dict) -> dict:
+    """The run's summary as valid JSON values: a statistic with no finished episode behind it
+    is ``null`` (not NaN), and ``note`` says why."""
+    keys = ("global_step", "time_s", "window_episodes", "return_mean", "success_rate",
+            "tip_over_rate", "checkpoint")
+    out = {k: (None if isinstance(summary[k], float) and math.isnan(summary[k]) else summary[k])
+           for k in keys}
+    if not summary["window_episodes"]:
+        out["note"] = ("no finished episodes yet (with spread_starts, each environment's first, "
+                       "shortened episode is left out): train longer for a return and success "
+                       "rate")
+    return out

@@ -48,12 +48,27 @@ from .distributed import Dist, rank_seed
 from .envconfig import (add_env_arguments, check_env_id, env_kwargs as spec_kwargs, pack_inputs,
                         env_spec_from_args)
 from .logs import (EpisodeWindow, Progress, RunLog, iteration_line, notice_missing_extras,
-                   plot_learning_curve)
+                   plot_learning_curve, summary_json)
 
-__all__ = ["PPOConfig", "Agent", "check_env_id", "make_vec_env", "train", "load_checkpoint",
+__all__ = ["PPOConfig", "PRESETS", "make_optimizer", "parse_args", "Agent", "check_env_id",
+           "make_vec_env", "train", "load_checkpoint",
            "CHECKPOINT_FORMAT",
            "save_checkpoint", "CheckpointError", "compute_gae", "bootstrap_truncated",
            "EpisodeWindow", "plot_learning_curve", "main"]
+
+#: named settings (``--preset NAME``, :meth:`PPOConfig.preset`), measured in BENCHMARKS.md
+#: ("Training speed"): ``classic``, the defaults before issue 28 (256 envs x 64 steps, two 128 x
+#: 128 MLPs; the published runs used them); ``fast``, 2.5-3 x the defaults' env-steps/s at N =
+#: 4096 (16-step rollouts, two epochs of two large minibatches, 64 x 64), learning worse per
+#: env-step and per wall second on the tasks measured. The defaults themselves (1024 envs x 16
+#: steps, 64 x 64) keep the classic batch and update (16 k samples, 4 epochs x 4 minibatches)
+PRESETS = {
+    "classic": dict(num_envs=256, num_steps=64, update_epochs=4, num_minibatches=4,
+                    hidden=(128, 128)),
+    "fast": dict(num_envs=4096, num_steps=16, update_epochs=2, num_minibatches=2,
+                 hidden=(64, 64)),
+}
+
 
 @dataclass(frozen=True, kw_only=True)
 class PPOConfig:
@@ -104,8 +119,8 @@ class PPOConfig:
     """
 
     env_id: str = "offroad_env/OffroadNav-v0"
-    num_envs: int = 256
-    num_steps: int = 64
+    num_envs: int = 1024
+    num_steps: int = 16
     total_steps: int = 4_000_000
     learning_rate: float = 3e-4
     anneal_lr: bool = True
@@ -119,7 +134,7 @@ class PPOConfig:
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
     target_kl: float | None = None
-    hidden: tuple[int, ...] = (128, 128)
+    hidden: tuple[int, ...] = (64, 64)
     init_log_std: float = -0.5
     seed: int = 1
     device: str = "cpu"
@@ -169,6 +184,14 @@ class PPOConfig:
             raise ValueError(f"hidden must be a non-empty list of sizes >= 1, got {self.hidden!r}")
         object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))  # normalised
 
+    @classmethod
+    def preset(cls, name: str, **overrides) -> "PPOConfig":
+        """The config of :data:`PRESETS` ``name``, with ``overrides`` on top; ValueError
+        naming the presets for an unknown name."""
+        if name not in PRESETS:
+            raise ValueError(f"unknown preset {name!r}; known: {sorted(PRESETS)}")
+        return cls(**{**PRESETS[name], **overrides})
+
     @property
     def batch_size(self) -> int:
         return self.num_envs * self.num_steps
@@ -180,8 +203,13 @@ class PPOConfig:
         return max(1, -(-self.total_steps // (self.batch_size * world)))
 
 
-# ---------------------------------------------------------------------- networks
 # ---------------------------------------------------------------------- env and checkpoints
+def make_optimizer(agent: Agent, cfg: PPOConfig) -> torch.optim.Adam:
+    """Adam (eps 1e-5, CleanRL's), fused into one kernel over the parameters (the same update
+    as the per-tensor loop, in one pass)."""
+    return torch.optim.Adam(agent.parameters(), lr=cfg.learning_rate, eps=1e-5, fused=True)
+
+
 def make_vec_env(env_id: str, num_envs: int, device="cpu", max_episode_steps=None,
                  **kwargs) -> gym.vector.VectorEnv:
     """``gymnasium.make_vec`` of a registered offroad id in SAME_STEP autoreset mode."""
@@ -242,13 +270,13 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs) -> dict:
     start_iteration, global_step = 0, 0
     if resume is not None:
         agent, state = load_checkpoint(resume, env, device)
-        optimizer = torch.optim.Adam(agent.parameters(), lr=cfg.learning_rate, eps=1e-5)
+        optimizer = make_optimizer(agent, cfg)
         if state.get("optimizer") is not None:
             optimizer.load_state_dict(state["optimizer"])
         start_iteration, global_step = state["iteration"], state["global_step"]
     else:
         agent = Agent(obs_dim, act_dim, cfg.hidden, cfg.init_log_std).to(device)
-        optimizer = torch.optim.Adam(agent.parameters(), lr=cfg.learning_rate, eps=1e-5)
+        optimizer = make_optimizer(agent, cfg)
     ddp.barrier()  # every rank has checked the folder before rank 0 writes into it
     log = None
     if ddp.main:
@@ -296,6 +324,7 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs) -> dict:
         stats, n_updates = update(agent, optimizer, buf, obs, cfg, ddp)
 
         elapsed = time.perf_counter() - t_start
+        iter_s = time.perf_counter() - t_roll  # the rollout and the update
         done_t, keep, ret_t, len_t, reason_t = (torch.stack(x) for x in zip(*ended))  # (T, N)
         episodes = ddp.gather(list(zip(ret_t[keep].tolist(), len_t[keep].tolist(),
                                        reason_t[keep].tolist())))  # every rank's
@@ -304,7 +333,9 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs) -> dict:
         row = {
             "iteration": iteration + 1, "global_step": global_step,
             "time_s": round(elapsed, 3),
-            "steps_per_s": round(N * T * W / ddp.mean(rollout_s), 1),
+            # training throughput (rollout and update; SB3's time/fps), and the rollout's alone
+            "steps_per_s": round(N * T * W / ddp.mean(iter_s), 1),
+            "rollout_steps_per_s": round(N * T * W / ddp.mean(rollout_s), 1),
             "episodes": int(round(ddp.mean(float(done_t.sum())) * W)),
             **window.stats(),
         }
@@ -349,6 +380,10 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs) -> dict:
 # ---------------------------------------------------------------------- command line
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m train.ppo", description=__doc__.split("\n")[0])
+    p.add_argument("--preset", choices=sorted(PRESETS), default=None,
+                   help="named settings under the flags given: " + "; ".join(
+                       f"{k}: " + ", ".join(f"{f}={v}" for f, v in s.items())
+                       for k, s in PRESETS.items()))
     for f in dataclasses.fields(PPOConfig):
         if f.name == "env":
             continue  # the environment options below
@@ -378,8 +413,20 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def parse_args(argv=None) -> dict:
+    """The command line's options by name (``--preset``'s values under the flags given)."""
+    parser = build_parser()
+    preset = parser.parse_known_args(argv)[0].preset
+    if preset is not None:  # the preset's values become defaults: flags given still win
+        parser.set_defaults(**{k: list(v) if isinstance(v, tuple) else v
+                               for k, v in PRESETS[preset].items()})
+    args = vars(parser.parse_args(argv))
+    args.pop("preset")
+    return args
+
+
 def main(argv=None) -> int:
-    args = vars(build_parser().parse_args(argv))
+    args = parse_args(argv)
     resume, force = args.pop("resume"), args.pop("force")
     if int(os.environ.get("RANK", "0")) == 0:
         notice_missing_extras()
@@ -397,20 +444,6 @@ def main(argv=None) -> int:
         return 0  # rank 0 reports for the run
     print(json.dumps(summary_json(summary), indent=2))
     return 0
-
-
-def summary_json(summary: dict) -> dict:
-    """The run's summary as valid JSON values: a statistic with no finished episode behind it
-    is ``null`` (not NaN), and ``note`` says why."""
-    keys = ("global_step", "time_s", "window_episodes", "return_mean", "success_rate",
-            "tip_over_rate", "checkpoint")
-    out = {k: (None if isinstance(summary[k], float) and math.isnan(summary[k]) else summary[k])
-           for k in keys}
-    if not summary["window_episodes"]:
-        out["note"] = ("no finished episodes yet (with spread_starts, each environment's first, "
-                       "shortened episode is left out): train longer for a return and success "
-                       "rate")
-    return out
 
 
 if __name__ == "__main__":

@@ -77,6 +77,8 @@ def test_smoke_run_logs_checkpoints_and_resumes(tmp_path):
                 "reward/progress", "reward/tilt", "policy_loss", "value_loss", "approx_kl"):
         assert col in rows[0], col
     assert int(rows[-1]["global_step"]) == 3 * 16 * 8 == s["global_step"]
+    # the training rate is end to end (rollout and update), under the rollout's alone
+    assert all(0 < float(r["steps_per_s"]) < float(r["rollout_steps_per_s"]) for r in rows)
     state = torch.load(out / "checkpoint.pt", weights_only=True)
     assert state["iteration"] == 3 and state["format"] == ppo.CHECKPOINT_FORMAT
     # nothing is overwritten without force
