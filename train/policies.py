@@ -12,7 +12,8 @@ tensor) -> (M, A) actions``; :data:`BASELINES` names them. They read the observa
   turn towards the flatter half of the scan.
 
 Speed and turn rate become actions by the vehicle model's action meaning (:func:`drive`):
-``(v, w)`` for unicycle; ``(left, right)`` wheel speeds for skid-steer.
+``(v, w)`` for unicycle; ``(left, right)`` wheel speeds for skid-steer and the physical model
+(``rigid_body`` with skid steering).
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ import torch
 __all__ = ["BASELINES", "baseline", "random_policy", "heuristic_policy", "careful_policy",
            "steer_at_goal", "drive"]
 
-#: the models the goal-steering baselines drive, with what their action components are
-DRIVEN = ("unicycle", "skid_steer")
+#: the models the goal-steering baselines drive, with what their action components are (the
+#: physical model with skid steering takes the skid-steer wheel speeds)
+DRIVEN = ("unicycle", "skid_steer", "rigid_body")
 
 
 def _layout(env, *terms: str, who: str) -> dict[str, tuple[int, int]]:
@@ -38,10 +40,14 @@ def _layout(env, *terms: str, who: str) -> dict[str, tuple[int, int]]:
 
 
 def _skid(env, who: str) -> bool:
-    dynamics = env.unwrapped.config.dynamics
+    cfg = env.unwrapped.config
+    dynamics = cfg.dynamics
     if dynamics not in DRIVEN:
         raise ValueError(f"the {who} drives {' or '.join(DRIVEN)} vehicles, not {dynamics!r}")
-    return dynamics == "skid_steer"
+    if dynamics == "rigid_body" and getattr(cfg.dynamics_params, "steering", "skid") != "skid":
+        raise ValueError(f"the {who} drives the rigid_body model with skid steering, not "
+                         f"{cfg.dynamics_params.steering!r}")
+    return dynamics in ("skid_steer", "rigid_body")
 
 
 def drive(v: torch.Tensor, w: torch.Tensor, skid: bool) -> torch.Tensor:

@@ -140,3 +140,26 @@ def test_a_suite_run_shows_its_progress_and_eta_without_tqdm(monkeypatch, capsys
     assert err.splitlines()[-1].startswith("heuristic ")  # the last line, early end or not
     assert "step/s, ETA" in err.splitlines()[-1]
     assert json.dumps(shown) == json.dumps(quiet)
+
+
+def test_a_suite_on_the_physical_model_with_soil_and_the_stuck_end():
+    """Issue 26 groundwork: the heuristics drive the physical model (skid steering: wheel
+    speeds); a suite may hold the soft-soil family and end tasks as stuck; two runs agree."""
+    spec = replace(TINY, name="tiny-physical", dynamics="rigid_body",
+                   families=("slopes", "soft_soil"), stuck_time_s=1.0, time_limit_s=6.0)
+    a = run_suite(spec, "heuristic")
+    assert json.dumps(a, sort_keys=True) == json.dumps(run_suite(spec, "heuristic"),
+                                                        sort_keys=True)
+    cell = a["overall"]
+    rates = ("success", "tip_over", "hole", "off_map", "time_limit", "stuck")
+    assert sum(cell[f"{r}_rate"] for r in rates) == pytest.approx(1.0)
+    assert cell["success_rate"] > 0 and "stuck_ci95" in cell
+    with pytest.raises(ValueError, match="stuck_time_s must be a number > 0 or null"):
+        replace(TINY, stuck_time_s=-1.0)
+    from train.policies import baseline
+    from offroad_env import OffroadVectorEnv
+    from offroad_env.physics.rigid_params import RigidBodyParams
+    env = OffroadVectorEnv(num_envs=2, dynamics="rigid_body", vehicle="rc_truck",
+                           dynamics_params=RigidBodyParams(steering="ackermann"))
+    with pytest.raises(ValueError, match="with skid steering, not 'ackermann'"):
+        baseline("heuristic", env, 0)
