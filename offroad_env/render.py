@@ -5,7 +5,8 @@ headless.
 Two views: the whole map, or a window of fixed metres that follows the vehicle (resampled
 from the map, so a 30 m window of a 25 m-per-sample DEM still shows the ground under the
 vehicle). The vehicle is drawn to scale, never shorter than :data:`MIN_VEHICLE_PX` pixels;
-holes are magenta (:data:`terrain.HOLE_COLOUR`), off-map ground grey."""
+holes are magenta (:data:`terrain.HOLE_COLOUR`), soils of a material map tinted
+(:data:`terrain.preview.MATERIAL_COLOURS`), off-map ground grey."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import math
 import numpy as np
 import torch
 
-from terrain import HOLE_COLOUR, HeightMap, preview_image
+from terrain import HOLE_COLOUR, HeightMap, material_at, preview_image
 
 from .physics.rotations import place_points
 
@@ -87,7 +88,10 @@ class Renderer:
         z = one.height(gx, gy).double().cpu()
         off = ~one.in_bounds(gx, gy).cpu()
         z = torch.where(off, torch.nan, z)
-        hm = HeightMap(z.numpy(), self.window / (n - 1), center=(cx, cy), dtype=torch.float64)
+        soils = {} if one.materials is None else dict(  # the nearest sample's material
+            materials=material_at(one, gx, gy).cpu().numpy(), material_names=one.material_names)
+        hm = HeightMap(z.numpy(), self.window / (n - 1), center=(cx, cy), dtype=torch.float64,
+                       **soils)
         img = preview_image(hm)
         img[off.numpy()[::-1]] = _OFF_MAP
         return img, (cx - half, cx + half, cy - half, cy + half)

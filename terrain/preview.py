@@ -7,8 +7,10 @@ import math
 import numpy as np
 
 from .heightmap import HeightMap
+from .materials import HARD
 
-__all__ = ["HOLE_COLOUR", "hillshade", "preview_image", "save_preview", "statistics"]
+__all__ = ["HOLE_COLOUR", "MATERIAL_COLOURS", "hillshade", "preview_image", "save_preview",
+           "statistics"]
 
 
 def _grid(hm: HeightMap, index: int = 0) -> np.ndarray:
@@ -37,12 +39,15 @@ def hillshade(z: np.ndarray, res: tuple[float, float], azimuth_deg: float = 315.
 
 #: the colour of holes (NaN samples) in previews and rendered frames
 HOLE_COLOUR = (230, 0, 230)
+#: the tints of a material map's materials other than ``"hard"``, in the order of their names
+#: (sand yellow, clay brown, snow white, slate blue; then again), blended half with the ground
+MATERIAL_COLOURS = ((240, 205, 110), (150, 95, 60), (245, 245, 245), (110, 130, 190))
 
 
 def preview_image(hm: HeightMap, index: int = 0) -> np.ndarray:
     """``(ny, nx, 3)`` uint8 RGB picture: hillshade tinted by elevation (blue low, brown high),
-    holes in :data:`HOLE_COLOUR` (magenta, which neither the terrain's palette nor a drawn vehicle
-    uses). Row 0 is the *maximum* y, so the picture is north-up like a map."""
+    soils of a material map by :data:`MATERIAL_COLOURS`, holes in :data:`HOLE_COLOUR` (magenta,
+    which neither the terrain's palette nor a drawn vehicle uses). Row 0 is the *maximum* y, so the picture is north-up like a map."""
     z = _grid(hm, index)
     shade = hillshade(z, hm.resolution)
     finite = np.isfinite(z)
@@ -53,7 +58,15 @@ def preview_image(hm: HeightMap, index: int = 0) -> np.ndarray:
     high = np.array([190.0, 150.0, 110.0])
     t3 = np.nan_to_num(t)[..., None]
     colour = np.where(t3 < 0.5, low + (mid - low) * (2 * t3), mid + (high - mid) * (2 * t3 - 1))
-    rgb = colour * (0.35 + 0.65 * np.nan_to_num(shade)[..., None])
+    light = 0.35 + 0.65 * np.nan_to_num(shade)[..., None]
+    rgb = colour * light
+    if hm.materials is not None:  # soils tinted, half and half, under the same light
+        mat = hm.materials[index if len(hm) > 1 else 0].cpu().numpy()
+        soft = [i for i, name in enumerate(hm.material_names) if name != HARD]
+        for k, i in enumerate(soft):
+            tint = np.array(MATERIAL_COLOURS[k % len(MATERIAL_COLOURS)], dtype=float)
+            here = mat == i
+            rgb[here] = 0.5 * rgb[here] + 0.5 * tint * light[here]
     rgb[~finite] = HOLE_COLOUR
     return np.clip(rgb, 0, 255).astype(np.uint8)[::-1].copy()
 

@@ -70,3 +70,31 @@ def test_a_stack_merges_the_names_and_renumbers():
 def test_saving_a_map_with_materials_refuses_rather_than_drop_them(tmp_path):
     with pytest.raises(ValueError, match="material map"):
         terrain.save(_map(), tmp_path / "m.npy")
+
+
+def test_previews_and_frames_tint_the_soils_and_nothing_else():
+    from terrain.preview import MATERIAL_COLOURS, preview_image
+    hill = np.add.outer(np.linspace(0.0, 1.0, 5), np.linspace(0.0, 0.5, 6))
+    plain = preview_image(HeightMap(hill, 1.0))
+    tinted = preview_image(HeightMap(hill, 1.0, materials=M, material_names=("hard", "dry_sand")))
+    # row 0 of the picture is the map's last row; columns 3.. are sand
+    assert np.array_equal(tinted[:, :3], plain[:, :3])
+    assert (np.abs(tinted[:, 3:].astype(int) - plain[:, 3:]).sum(-1) > 20).all()
+    # the tint is the first colour, half and half under the same light: yellow comes up
+    assert (tinted[:, 3:, 0].astype(int) >= plain[:, 3:, 0]).all()
+    assert MATERIAL_COLOURS[0] == (240, 205, 110)
+
+
+def test_the_follow_view_resamples_the_material_map():
+    from offroad_env import OffroadVectorEnv
+    sand = np.zeros((201, 201), int)
+    sand[:, 100:] = 1  # x >= 0 is sand
+    hm = HeightMap(np.zeros((201, 201)), 0.1, materials=sand, material_names=("hard", "dry_sand"))
+    env = OffroadVectorEnv(num_envs=1, heightmap=hm, dynamics="rigid_body", task="velocity",
+                           render_mode="rgb_array", render_view="follow", render_window=4.0)
+    env.reset(seed=0, options={"start_pose": torch.tensor([[-1.0, 0.0, 0.0]],
+                                                           dtype=torch.float64)})
+    img = env.render()[0]  # sub-env 0's frame, the vehicle at x = -1 m in a 4 m window
+    h, w, _ = img.shape
+    left, right = img[h // 10, w // 10].astype(int), img[h // 10, w - w // 10].astype(int)
+    assert right[0] > left[0] + 20  # the sand side (east, x > 0) is yellower
