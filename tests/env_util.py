@@ -84,3 +84,18 @@ def assert_compiled_agrees(eager, comp, action, steps, seed, tol=1e-4, later_tol
         t = tol if k == 0 or later_tol is None else later_tol
         torch.testing.assert_close(o_c, o_e, rtol=t, atol=t)
         torch.testing.assert_close(r_c, r_e, rtol=t, atol=t)
+
+
+def ruts_after_random_steps(compiled: bool, n=16, steps=30, **env_kw):
+    """``(wheel_sinkage, body_pos)`` of an ``OffroadVectorEnv(num_envs=n, dynamics="rigid_body",
+    task="velocity", compile=compiled, **env_kw)`` after ``steps`` seeded random actions (the
+    compiled and eager soil steps are compared on it)."""
+    env = OffroadVectorEnv(num_envs=n, dynamics="rigid_body", task="velocity",
+                           compile=compiled, **env_kw)
+    env.reset(seed=3)
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(steps):
+        env.step(torch.rand(n, 2, generator=gen) * 2 - 1)
+    st = env.unwrapped.sim.state
+    return st.wheel_sinkage.clone(), st.body_pos.clone()
+

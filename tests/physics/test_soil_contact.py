@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import terrain
+from env_util import ruts_after_random_steps
 from offroad_env import OffroadVectorEnv
 from offroad_env.physics import soil as S
 from offroad_env.physics.rigid_params import RigidBodyParams
@@ -185,17 +186,9 @@ def test_domain_randomization_varies_the_soil_per_environment():
 
 @pytest.mark.slow  # a compile takes minutes
 def test_the_compiled_step_on_soil_matches_the_eager_one():
-    runs = {}
-    for compiled in (False, True):
-        env = OffroadVectorEnv(num_envs=16, terrain=terrain.PerlinConfig(
-            size=(30.0, 30.0), resolution=(0.1, 0.1), amplitude=0.3), num_maps=1,
-            dynamics="rigid_body", task="velocity", compile=compiled,
-            dynamics_params=RigidBodyParams(soil="sandy_loam"))
-        env.reset(seed=3)
-        gen = torch.Generator().manual_seed(0)
-        for _ in range(30):
-            env.step(torch.rand(16, 2, generator=gen) * 2 - 1)
-        st = env.unwrapped.sim.state
-        runs[compiled] = (st.wheel_sinkage.clone(), st.body_pos.clone())
+    kw = dict(terrain=terrain.PerlinConfig(size=(30.0, 30.0), resolution=(0.1, 0.1),
+                                           amplitude=0.3), num_maps=1,
+              dynamics_params=RigidBodyParams(soil="sandy_loam"))
+    runs = {c: ruts_after_random_steps(c, **kw) for c in (False, True)}
     assert torch.allclose(runs[True][0], runs[False][0], atol=1e-5)
     assert torch.allclose(runs[True][1], runs[False][1], atol=1e-3)

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import terrain
+from env_util import ruts_after_random_steps
 from offroad_env import OffroadVectorEnv
 from offroad_env.physics import soil as S
 from offroad_env.physics.rigid_params import RigidBodyParams, static_loads
@@ -161,16 +162,7 @@ def test_the_compiled_step_on_a_material_map_matches_the_eager_one():
     fam = dataclasses.replace(terrain.FamilyConfig(size=(16.0, 16.0), resolution=(0.1, 0.1)),
                               num_levels=2)
     levels = terrain.LevelsConfig(family=fam, families=("soft_soil",), worlds=2)
-    runs = {}
-    for compiled in (False, True):
-        env = OffroadVectorEnv(num_envs=16, terrain=levels, dynamics="rigid_body",
-                               task="velocity", compile=compiled)
-        env.reset(seed=3)
-        gen = torch.Generator().manual_seed(0)
-        for _ in range(30):
-            env.step(torch.rand(16, 2, generator=gen) * 2 - 1)
-        st = env.unwrapped.sim.state
-        runs[compiled] = (st.wheel_sinkage.clone(), st.body_pos.clone())
+    runs = {c: ruts_after_random_steps(c, terrain=levels) for c in (False, True)}
     assert bool((runs[False][0] > 0).any())  # some wheels are in soil
     assert torch.allclose(runs[True][0], runs[False][0], atol=1e-5)
     assert torch.allclose(runs[True][1], runs[False][1], atol=1e-4)
