@@ -309,11 +309,15 @@ def rough_terrain(size=(40.0, 40.0), resolution=(0.1, 0.1)) -> terrain_pkg.Terra
 def family_config(vehicle: str = "husky", **grid) -> terrain_pkg.FamilyConfig:
     """The terrain families' :class:`terrain.FamilyConfig` scaled for the preset ``vehicle``:
     its static tip limits (:func:`~offroad_env.tasks.static_tip_limits`), wheel radius, wheel
-    base and track; ``grid``: other fields (``size``, ``resolution``, ``num_levels``...)."""
+    base and track; ``grid``: other fields (``size``, ``resolution``, ``num_levels``...). The
+    ``real`` family's DEM is the packaged SRTM window unless ``dem`` names another file."""
+    from .datafiles import data_file
+
     v = preset(vehicle)
     roll, pitch = tasks.static_tip_limits(v)
     xs = [p[0] for p in v.wheel_positions]
     ys = [p[1] for p in v.wheel_positions]
+    grid.setdefault("dem", str(data_file("srtm1_n37w123_crop401.tif")))
     return terrain_pkg.FamilyConfig(
         roll_limit_deg=math.degrees(roll), pitch_limit_deg=math.degrees(pitch),
         wheel_radius=v.wheel_radius, wheel_base=max(xs) - min(xs), track_width=max(ys) - min(ys),

@@ -15,15 +15,19 @@ Families (``f`` the level fraction; defaults are the Husky's figures):
   steepest slope is ``max_slope_deg = f * overshoot * min(roll, pitch limit)``; crossing one
   off-centre is a side slope.
 * ``ditches``: straight trenches at random angles with planar walls of ``wall_deg = f *
-  overshoot * pitch_limit`` and depth ``depth = f * 1.5 * wheel_base``, flat bottoms
+  max_wall_deg`` (default ``overshoot * pitch_limit``) and depth ``depth = f * 1.5 * wheel_base``, flat bottoms
   ``1.5 * wheel_base`` wide.
 * ``boulders``: raised-cosine boulders of height ``boulder_height = f * overshoot * track *
   tan(roll limit)`` (a boulder under one side rolls the body past the limit at the top level) and
   radius ``max(0.3, 0.75 * boulder_height)`` (flanks up to 64 deg).
 * ``steps``: parallel ledges 2-4 m apart at a random angle, each a vertical rise or drop of
-  ``step_height = f * 2 * wheel_radius`` (up to twice the wheel radius).
+  ``step_height = f * max_step`` (default twice the wheel radius). A map resolves a ledge
+  only where its spacing is finer than ``h / tan(theta)``, ``cos(theta) = 1 - h / r`` (a few
+  cm); on a coarser grid the ledge is a one-cell ramp.
 * ``rough``: fractal Perlin ground normalized to a height standard deviation of ``sigma = f *
-  1.5 * wheel_radius``.
+  max_sigma`` (default 1.5 wheel radii).
+* ``real``: windows of a real DEM (``dem``) of the map's size, level ``l`` those whose mean
+  slope is in ``[l, l + 1) * real_max_slope_deg / L`` (:mod:`terrain.dem_windows`).
 * ``soft_soil``: the ``slopes`` hills at ``max_slope_deg = f * soil_slope_deg`` with patches of
   the soils ``soils`` (a material map, :mod:`terrain.materials`; the rest ``"hard"``) covering
   the fraction ``soil_cover = f * max_soil_cover`` of the map, blobs of about ``patch_size``
@@ -54,11 +58,13 @@ class Family(NamedTuple):
     1) / num_levels``) holds in physical terms (metres, degrees); ``heights(cfg, spec, x, y,
     rng) -> (ny, nx)``, a map of that level on the grid ``x, y`` [m], every random number drawn
     from ``rng``; ``materials(cfg, spec, x, y, rng) -> ((ny, nx) ints, names)`` its material
-    map (None: hard ground)."""
+    map (None: hard ground); ``data``: it reads a data file (``FamilyConfig.dem``), so it is
+    in no default family set."""
 
     spec: Callable[["FamilyConfig", float], dict]
     heights: Callable[..., np.ndarray]
     materials: Callable | None = None
+    data: bool = False
 
 
 #: ``{name: Family}``, every terrain family, in order. A new family is one function decorated
@@ -67,13 +73,14 @@ class Family(NamedTuple):
 FAMILY_TABLE: dict[str, Family] = {}
 
 
-def register_family(name: str, spec: Callable[["FamilyConfig", float], dict], materials=None):
+def register_family(name: str, spec: Callable[["FamilyConfig", float], dict], materials=None,
+                    data: bool = False):
     """Decorator: register the height generator it decorates as family ``name`` with its
     ``spec`` (and its material generator, if any) (once)."""
     def register(heights):
         if name in FAMILY_TABLE:
             raise ValueError(f"terrain family {name!r} is already registered")
-        FAMILY_TABLE[name] = Family(spec, heights, materials)
+        FAMILY_TABLE[name] = Family(spec, heights, materials, data)
         return heights
     return register
 
@@ -94,6 +101,14 @@ class FamilyConfig(TerrainConfig):
             dry-sand climb limit, about 20 deg, below its hard-ground one at mu 0.8, 37 deg).
         max_soil_cover: the fraction of a ``soft_soil`` map its top level covers with soil.
         patch_size: a soil patch's typical size [m].
+        max_step: ``steps``' top ledge [m] (None: ``2 * wheel_radius``, as v0 of OffroadBench).
+        max_wall_deg: ``ditches``' top wall [deg] (None: ``overshoot * pitch_limit_deg``).
+        max_sigma: ``rough``'s top height standard deviation [m] (None: ``1.5 *
+            wheel_radius``).
+        dem: the ``real`` family's digital elevation model, a GeoTIFF or any map file
+            :func:`terrain.load` reads (None: the family cannot be drawn).
+        real_max_slope_deg: ``real``'s levels split the windows' mean slope ``[0, this)``
+            into equal bands [deg].
     """
 
     size: tuple[float, float] = (24.0, 24.0)
@@ -111,6 +126,11 @@ class FamilyConfig(TerrainConfig):
     soil_slope_deg: float = 30.0
     max_soil_cover: float = 0.6
     patch_size: float = 4.0
+    max_step: float | None = None
+    max_wall_deg: float | None = None
+    max_sigma: float | None = None
+    dem: str | None = None
+    real_max_slope_deg: float = 40.0
 
     def __post_init__(self):
         super().__post_init__()
@@ -134,10 +154,18 @@ class FamilyConfig(TerrainConfig):
         if not (math.isfinite(self.max_soil_cover) and 0 < self.max_soil_cover <= 1):
             raise ValueError(f"max_soil_cover must be in (0, 1], got {self.max_soil_cover!r}")
         for name in ("wheel_radius", "wheel_base", "track_width", "overshoot", "hill_radius",
-                     "patch_size"):
+                     "patch_size", "max_step", "max_wall_deg", "max_sigma",
+                     "real_max_slope_deg"):
             v = getattr(self, name)
-            if not (math.isfinite(v) and v > 0):
+            if v is None and name.startswith("max_"):
+                continue
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
                 raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
+        for name in ("max_wall_deg", "real_max_slope_deg"):
+            if getattr(self, name) is not None and not getattr(self, name) < 90:
+                raise ValueError(f"{name} must be in (0, 90) degrees, got {getattr(self, name)!r}")
+        if self.dem is not None and not isinstance(self.dem, str):
+            object.__setattr__(self, "dem", str(self.dem))
 
     def fraction(self, level: int) -> float:
         """``(level + 1) / num_levels``; ValueError for a level outside the family."""
@@ -210,9 +238,13 @@ def _slopes(cfg, spec, x, y, rng):
     return _mounds(cfg, x, y, _centres(cfg, rng, _count(cfg, 1 / 40)), H, R)
 
 
+def _top(value, default):
+    return default if value is None else value
+
+
 @register_family("ditches", lambda cfg, f: {
-    "wall_deg": f * cfg.overshoot * cfg.pitch_limit_deg, "depth": f * 1.5 * cfg.wheel_base,
-    "bottom_width": 1.5 * cfg.wheel_base})
+    "wall_deg": f * _top(cfg.max_wall_deg, cfg.overshoot * cfg.pitch_limit_deg),
+    "depth": f * 1.5 * cfg.wheel_base, "bottom_width": 1.5 * cfg.wheel_base})
 def _ditches(cfg, spec, x, y, rng):
     """Straight trenches at random angles with walls of the level's angle."""
     d, half_bottom = spec["depth"], 0.5 * spec["bottom_width"]
@@ -239,7 +271,8 @@ def _boulders(cfg, spec, x, y, rng):
     return _mounds(cfg, x, y, _centres(cfg, rng, _count(cfg, 1 / 12)), b, rho)
 
 
-@register_family("steps", lambda cfg, f: {"step_height": f * 2.0 * cfg.wheel_radius})
+@register_family("steps", lambda cfg, f: {
+    "step_height": f * _top(cfg.max_step, 2.0 * cfg.wheel_radius)})
 def _steps(cfg, spec, x, y, rng):
     """Parallel ledges up or down of the level's height, 2-4 m apart."""
     h = spec["step_height"]
@@ -254,8 +287,8 @@ def _steps(cfg, spec, x, y, rng):
     return z - np.median(z)
 
 
-@register_family("rough", lambda cfg, f: {"sigma": f * 1.5 * cfg.wheel_radius,
-                                          "feature_length": 2.5})
+@register_family("rough", lambda cfg, f: {
+    "sigma": f * _top(cfg.max_sigma, 1.5 * cfg.wheel_radius), "feature_length": 2.5})
 def _rough(cfg, spec, x, y, rng):
     """Perlin fBm scaled to the level's standard deviation."""
     z = perlin_fbm(x, y, rng, octaves=4, lacunarity=2.0, gain=0.5,
@@ -289,10 +322,32 @@ def _soft_soil(cfg, spec, x, y, rng):
     return _slopes(cfg, spec, x, y, rng)
 
 
+def _real_spec(cfg, f):
+    from .dem_windows import level_band
+
+    level = int(round(f * cfg.num_levels)) - 1
+    lo, hi = level_band(cfg.real_max_slope_deg, level, cfg.num_levels)
+    return {"min_mean_slope_deg": lo, "max_mean_slope_deg": hi}
+
+
+@register_family("real", _real_spec, data=True)
+def _real(cfg, spec, x, y, rng):
+    """A window of the DEM ``cfg.dem`` whose mean slope is in the level's band
+    (:mod:`terrain.dem_windows`)."""
+    from .dem_windows import window_heights
+
+    if cfg.dem is None:
+        raise ValueError("the 'real' family needs a DEM: set FamilyConfig.dem to a map file")
+    band = (spec["min_mean_slope_deg"], spec["max_mean_slope_deg"])
+    return window_heights(cfg.dem, cfg.size, band, x, y, rng)
+
+
 #: the registered family names, in order
 FAMILIES = tuple(FAMILY_TABLE)
-#: the families on hard ground (no material map): every model drives them
-HARD_FAMILIES = tuple(n for n, fam in FAMILY_TABLE.items() if fam.materials is None)
+#: the families on hard ground (no material map) drawn without a data file: every model drives
+#: them, and they are the default set of :class:`LevelsConfig`
+HARD_FAMILIES = tuple(n for n, fam in FAMILY_TABLE.items()
+                      if fam.materials is None and not fam.data)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -30,170 +30,26 @@ import argparse
 import json
 import math
 import sys
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
 import torch
 
 import terrain as terrain_pkg
-from offroad_env import OffroadVectorEnv, make_config
-from offroad_env.config import family_config
 from offroad_env.devices import configure_threads
 from offroad_env.tasks import EndReason
 
 from .logs import Progress, notice_missing_extras
 from .outcomes import Outcomes
 from .policies import BASELINES, baseline, careful_policy  # noqa: F401  (re-exported)
+from .suite import SUITES_DIR, SuiteSpec, load_suite, suite_env, suite_tasks
 
 __all__ = ["SuiteSpec", "load_suite", "suite_tasks", "run_suite", "careful_policy", "main",
            "SUITES_DIR", "POLICIES", "wilson"]
 
-SUITES_DIR = Path(__file__).parent / "suites"
 POLICIES = tuple(BASELINES)
-
-
-@dataclass(frozen=True)
-class SuiteSpec:
-    """An evaluation suite (the fields of ``train/suites/<name>.json``).
-
-    Attributes:
-        name, version: the suite's name and version (a changed task set is a new version).
-        vehicle, dynamics, ground: the vehicle preset and models.
-        families, num_levels, worlds, pairs: the task grid (tasks = product).
-        size, resolution: map grid [m].
-        terrain_seed: seed of the maps (map ``i`` from ``default_rng((terrain_seed, i))``).
-        pair_seed: seed of the start/goal pairs (map ``i``'s from ``default_rng((pair_seed,
-            i))``).
-        goal_distance: range of the start-to-goal distance [m].
-        margin: starts and goals keep this far from the map border [m].
-        max_start_slope_deg: starts and goals lie where the plane fitted to the ground within
-            1 m (a 5 x 5 grid) is at most this steep.
-        time_limit_s: episode limit [s]. seed: the env seed (the random policy's too).
-        stuck_time_s: an episode without progress toward its goal for this long ends as
-            ``stuck`` (``TaskConfig.stuck_time``; None: never, as in v0).
-    """
-
-    name: str = "offroad-bench-v0"
-    version: int = 0
-    vehicle: str = "husky"
-    dynamics: str = "unicycle"
-    ground: str = "rigid_contact"
-    families: tuple[str, ...] = terrain_pkg.HARD_FAMILIES
-    num_levels: int = 10
-    worlds: int = 2
-    pairs: int = 10
-    size: tuple[float, float] = (24.0, 24.0)
-    resolution: tuple[float, float] = (0.1, 0.1)
-    terrain_seed: int = 20261130
-    pair_seed: int = 1
-    goal_distance: tuple[float, float] = (8.0, 12.0)
-    margin: float = 2.0
-    max_start_slope_deg: float = 12.0
-    time_limit_s: float = 30.0
-    stuck_time_s: float | None = None
-    seed: int = 0
-    description: str = field(default="", compare=False)
-
-    def __post_init__(self):
-        for name in ("num_levels", "worlds", "pairs"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise ValueError(f"suite {self.name}: {name} must be an int >= 1, got {v!r}")
-        for name in ("time_limit_s", "margin", "max_start_slope_deg"):
-            v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-                raise ValueError(f"suite {self.name}: {name} must be a number > 0, got {v!r}")
-        st = self.stuck_time_s
-        if st is not None and not (isinstance(st, (int, float)) and math.isfinite(st) and st > 0):
-            raise ValueError(f"suite {self.name}: stuck_time_s must be a number > 0 or null, "
-                             f"got {st!r}")
-        lo, hi = (tuple(self.goal_distance) + (None, None))[:2]
-        if len(tuple(self.goal_distance)) != 2 or not (0 < lo <= hi):
-            raise ValueError(f"suite {self.name}: goal_distance must be (min, max) with "
-                             f"0 < min <= max, got {self.goal_distance!r}")
-
-    @property
-    def levels(self) -> terrain_pkg.LevelsConfig:
-        fam = family_config(self.vehicle, size=tuple(self.size),
-                            resolution=tuple(self.resolution), num_levels=self.num_levels)
-        return terrain_pkg.LevelsConfig(family=fam, families=tuple(self.families),
-                                        worlds=self.worlds)
-
-    @property
-    def num_tasks(self) -> int:
-        return len(self.families) * self.num_levels * self.worlds * self.pairs
-
-
-def load_suite(name_or_path: str) -> SuiteSpec:
-    """A suite by name (``train/suites/<name>.json``) or from a JSON file."""
-    p = Path(name_or_path)
-    if not p.suffix:
-        p = SUITES_DIR / f"{name_or_path}.json"
-    if not p.is_file():
-        known = sorted(f.stem for f in SUITES_DIR.glob("*.json"))
-        raise ValueError(f"unknown suite {name_or_path!r}; known: {known} (or a .json file)")
-    try:
-        raw = json.loads(p.read_text())
-        raw = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()}
-        return SuiteSpec(**raw)
-    except (json.JSONDecodeError, TypeError) as exc:
-        raise ValueError(f"suite file {p} is not a suite spec: {exc}") from None
-
-
-def _env(spec: SuiteSpec, num_envs: int, device="cpu") -> OffroadVectorEnv:
-    cfg = make_config("traverse", vehicle=spec.vehicle, dynamics=spec.dynamics,
-                      ground=spec.ground, terrain=spec.levels, terrain_seed=spec.terrain_seed)
-    cfg = replace(cfg, task=replace(cfg.task, goal_distance=tuple(spec.goal_distance),
-                                    spawn_margin=spec.margin, stuck_time=spec.stuck_time_s))
-    steps = int(round(spec.time_limit_s / cfg.dt))
-    return OffroadVectorEnv(num_envs=num_envs, config=cfg, max_episode_steps=steps,
-                            device=device)
-
-
-def suite_tasks(spec: SuiteSpec, maps: terrain_pkg.HeightMap) -> dict[str, np.ndarray]:
-    """The suite's tasks on its level stack ``maps``: ``map_index`` ``(T,)``, ``start``
-    ``(T, 3)`` (x, y, yaw facing the goal) and ``goal`` ``(T, 2)`` [m], ``family``, ``level``,
-    ``world`` ``(T,)``; tasks in the order family, level, world, pair."""
-    lv = spec.levels
-    x0, x1, y0, y1 = maps.bounds
-    m = spec.margin
-    tan_max = math.tan(math.radians(spec.max_start_slope_deg))
-    ring = np.stack(np.meshgrid(np.linspace(-1, 1, 5), np.linspace(-1, 1, 5)), -1).reshape(-1, 2)
-    out = {k: [] for k in ("map_index", "start", "goal", "family", "level", "world")}
-    for fi in range(len(spec.families)):
-        for level in range(spec.num_levels):
-            for w in range(spec.worlds):
-                i = lv.map_index(fi, level, w)
-                rng = np.random.default_rng((spec.pair_seed, i))
-                k = 4096
-                sx, sy = rng.uniform(x0 + m, x1 - m, k), rng.uniform(y0 + m, y1 - m, k)
-                d = rng.uniform(*spec.goal_distance, k)
-                b = rng.uniform(-math.pi, math.pi, k)
-                gx, gy = sx + d * np.cos(b), sy + d * np.sin(b)
-                ok = (gx >= x0 + m) & (gx <= x1 - m) & (gy >= y0 + m) & (gy <= y1 - m)
-                for px, py in ((sx, sy), (gx, gy)):  # the plane fitted under a 2 x 2 m patch
-                    qx = torch.as_tensor(px[:, None] + ring[None, :, 0], dtype=maps.dtype)
-                    qy = torch.as_tensor(py[:, None] + ring[None, :, 1], dtype=maps.dtype)
-                    h = maps.height(qx, qy, torch.full(qx.shape, i, dtype=torch.int64)).double()
-                    h = h.numpy() - h.numpy().mean(1, keepdims=True)
-                    tilt = np.hypot(h @ ring[:, 0], h @ ring[:, 1]) / (ring[:, 0] ** 2).sum()
-                    ok &= tilt <= tan_max
-                picked = np.flatnonzero(ok)[:spec.pairs]
-                if picked.size < spec.pairs:
-                    raise ValueError(f"suite {spec.name}: map {i} (family "
-                                     f"{spec.families[fi]}, level {level}) has only "
-                                     f"{picked.size} start/goal pairs with ground under "
-                                     f"{spec.max_start_slope_deg} deg; raise "
-                                     "max_start_slope_deg")
-                for j in picked:
-                    out["map_index"].append(i)
-                    out["start"].append((sx[j], sy[j], math.atan2(gy[j] - sy[j], gx[j] - sx[j])))
-                    out["goal"].append((gx[j], gy[j]))
-                    out["family"].append(fi)
-                    out["level"].append(level)
-                    out["world"].append(w)
-    return {k: np.asarray(v) for k, v in out.items()}
+_env = suite_env  # the tests' and older callers' name
 
 
 def wilson(k: int, n: int) -> list[float]:
@@ -229,14 +85,10 @@ def _cell(sel: np.ndarray, per: dict, dt: float) -> dict:
     return out
 
 
-def run_suite(spec: SuiteSpec, policy, device="cpu", progress: bool = False,
-              label: str = "") -> dict:
-    """Run ``policy`` on every task of ``spec``; returns the results (module docstring).
-
-    ``policy``: ``"random"``, ``"heuristic"``, ``"careful"``, or a function ``(env) ->
-    act(obs (T, D) tensor) -> (T, 2) actions``. ``progress``: a bar with its ETA on stderr
-    over the episode's steps (``label`` names it; the run stops early once every task ends)."""
-    env = _env(spec, spec.num_tasks, device)
+def _run_group(spec: SuiteSpec, policy, device, progress: bool, label: str):
+    """Run ``policy`` on the tasks of ``spec`` (one grid) in one vector env; returns
+    ``(tasks, per-task arrays, dt)``."""
+    env = suite_env(spec, spec.num_tasks, device)
     base = env.unwrapped
     tasks = suite_tasks(spec, base.terrain)
     T = spec.num_tasks
@@ -289,18 +141,50 @@ def run_suite(spec: SuiteSpec, policy, device="cpu", progress: bool = False,
            "max_roll": np.degrees(out.roll_max.numpy()),
            "max_pitch": np.degrees(out.pitch_max.numpy()),
            "min_margin": np.degrees(min_margin.numpy()), "energy": energy.numpy()}
+    return tasks, per, dt
+
+
+def run_suite(spec: SuiteSpec, policy, device="cpu", progress: bool = False,
+              label: str = "") -> dict:
+    """Run ``policy`` on every task of ``spec``; returns the results (module docstring).
+
+    ``policy``: ``"random"``, ``"heuristic"``, ``"careful"``, ``"physics"``, or a function
+    ``(env) -> act(obs (T, D) tensor) -> (T, 2) actions``. ``progress``: a bar with its ETA
+    on stderr over the episode's steps (``label`` names it; the run stops early once every task
+    ends). A suite whose families have grids of their own runs one vector env per grid
+    (:meth:`SuiteSpec.groups`, a bar each); the results are in the suite's family order."""
+    parts = {}
+    groups = spec.groups()
+    for sub in groups:
+        name = label or str(policy)
+        if len(groups) > 1:
+            name += " [" + ", ".join(sub.families) + "]"
+        tasks, per, dt = _run_group(sub, policy, device, progress, name)
+        for fi, fam in enumerate(sub.families):
+            sel = tasks["family"] == fi
+            parts[fam] = ({k: v[sel] for k, v in tasks.items()}, {k: v[sel] for k, v in per.items()})
+    tasks = {k: np.concatenate([parts[f][0][k] for f in spec.families]) for k in parts[
+        spec.families[0]][0]}
+    tasks["family"] = np.concatenate([np.full(len(parts[f][0]["family"]), i)
+                                      for i, f in enumerate(spec.families)])
+    per = {k: np.concatenate([parts[f][1][k] for f in spec.families]) for k in parts[
+        spec.families[0]][1]}
+    T = spec.num_tasks
     fam, lev = tasks["family"], tasks["level"]
     table = {}
     for fi, name in enumerate(spec.families):
         table[name] = {"all": _cell(fam == fi, per, dt)}
         for level in range(spec.num_levels):
             table[name][str(level)] = _cell((fam == fi) & (lev == level), per, dt)
-    level_specs = {name: [terrain_pkg.level_spec(replace(spec.levels.family, family=name), lv)
-                          for lv in range(spec.num_levels)] for name in spec.families}
+    level_specs = {}
+    for sub in groups:
+        for name in sub.families:
+            fc = replace(sub.levels.family, family=name)
+            level_specs[name] = [terrain_pkg.level_spec(fc, lv) for lv in range(spec.num_levels)]
     return {
         "suite": asdict(spec), "policy": policy if isinstance(policy, str) else "function",
         "tasks": T, "overall": _cell(np.ones(T, dtype=bool), per, dt), "by_family": table,
-        "level_specs": level_specs,
+        "level_specs": {name: level_specs[name] for name in spec.families},
         "per_task": {"end_reason": [EndReason(int(c)).label for c in per["reason"]],
                      "steps": per["length"].tolist(),
                      "max_abs_roll_deg": per["max_roll"].round(4).tolist(),
@@ -310,42 +194,53 @@ def run_suite(spec: SuiteSpec, policy, device="cpu", progress: bool = False,
     }
 
 
+#: the end reasons of a suite's cells, in the order the tables and the figure give them
+OUTCOMES = ("success", "tip_over", "stuck", "hole", "off_map", "time_limit")
+
+
 def table_markdown(results: dict[str, dict]) -> str:
-    """Success / tip-over per family (rows) and policy (columns), and overall."""
+    """Per family (rows) and policy (columns): success / tip-over / stuck, and overall; a
+    line below each table names the dominant failure of each family at its top level."""
     names = list(results)
     fams = list(next(iter(results.values()))["by_family"])
-    head = "| family | " + " | ".join(f"{n}: success / tip-over" for n in names) + " |"
+    head = ("| family | " + " | ".join(f"{n}: success / tip-over / stuck" for n in names)
+            + " |")
     lines = [head, "|---|" + "---|" * len(names)]
     for f in fams + ["overall"]:
         cells = []
         for n in names:
             c = results[n]["overall"] if f == "overall" else results[n]["by_family"][f]["all"]
-            cells.append(f"{100 * c['success_rate']:.1f} % / {100 * c['tip_over_rate']:.1f} %")
+            cells.append(" / ".join(f"{100 * c[k + '_rate']:.1f} %"
+                                    for k in ("success", "tip_over", "stuck")))
         lines.append(f"| {f} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def plot_levels(results: dict[str, dict], path: Path) -> None:
-    """Success and tip-over rate against level, one panel per family, one line per policy."""
+    """Success and each failure that occurs (tip-over, stuck, hole, off-map, time-out) against
+    level: a column per family, a row per outcome, a line per policy."""
     from offroad_env.plots import pyplot
 
     plt = pyplot()
     fams = list(next(iter(results.values()))["by_family"])
-    fig, axes = plt.subplots(2, len(fams), figsize=(3.2 * len(fams), 5.5), sharey=True,
-                             squeeze=False)
+    rows = [k for k in OUTCOMES if k == "success" or any(
+        res["by_family"][f]["all"][f"{k}_rate"] > 0 for res in results.values() for f in fams)]
+    fig, axes = plt.subplots(len(rows), len(fams), figsize=(2.9 * len(fams), 2.3 * len(rows)),
+                             sharey=True, squeeze=False)
     for j, f in enumerate(fams):
         for name, res in results.items():
             levels = sorted(int(k) for k in res["by_family"][f] if k != "all")
             cells = [res["by_family"][f][str(lv)] for lv in levels]
-            axes[0, j].plot(levels, [c["success_rate"] for c in cells], marker="o", label=name)
-            axes[1, j].plot(levels, [c["tip_over_rate"] for c in cells], marker="o", label=name)
+            for i, k in enumerate(rows):
+                axes[i, j].plot(levels, [c[f"{k}_rate"] for c in cells], marker="o",
+                                markersize=3, label=name)
         axes[0, j].set_title(f)
-        axes[1, j].set_xlabel("level")
-    axes[0, 0].set_ylabel("success rate")
-    axes[1, 0].set_ylabel("tip-over rate")
-    axes[0, 0].legend(fontsize=8)
+        axes[-1, j].set_xlabel("level")
+    for i, k in enumerate(rows):
+        axes[i, 0].set_ylabel(k.replace("_", "-") + " rate")
+    axes[0, 0].legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    fig.savefig(path, dpi=90)
     plt.close(fig)
 
 

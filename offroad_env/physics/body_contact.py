@@ -86,16 +86,22 @@ def tyre_edges(s_w, H, zb, n, l_, r: float, half_w: float, maps, map_index):
     return s, out - inn
 
 
-def point_forces(off, nrm, pen, hit, scale, v, w_w, k_c: float, c_c: float, stick: float, mu):
+def point_forces(off, nrm, pen, hit, scale, v, w_w, k_c: float, c_c: float, stick: float, mu,
+                 v_out: float = math.inf, g_h: float = 0.0):
     """The ground's force and moment on chassis points ``(P, N)`` at ``off`` from the centre of
     mass (world axes) that are ``pen`` deep along the contact normal ``nrm`` where ``hit``: a
-    spring-damper ``scale (k_c pen - c_c v_n)`` (no pull) and Coulomb friction against the
-    sliding velocity, up to the force that stops it within the substep (``scale stick
-    v_t``). Returns the sums over the points, ``(F, tau)``, each three ``(N,)``."""
+    spring-damper ``scale (k_c pen - c_c v_n)`` (no pull), at most ``scale stick ((v_out -
+    v_n)^+ + g_h)`` (the push that leaves the point at ``v_out`` out of the ground after the
+    substep, holding its share of the weight: a point that finds itself deep in a ledge's face
+    at once comes out at that speed instead of being shot out by the spring), and Coulomb
+    friction against the sliding velocity, up to the force that stops it within the substep
+    (``scale stick v_t``). Returns the sums over the points, ``(F, tau)``, each three
+    ``(N,)``."""
     wxp = vcross(w_w, off)
     vP = tuple(v[i] + wxp[i] for i in range(3))
     vn = vdot(vP, nrm)
-    Fn = torch.where(hit, (scale * (k_c * pen - c_c * vn)).clamp_min(0.0), torch.zeros_like(pen))
+    push = torch.minimum(k_c * pen - c_c * vn, stick * ((v_out - vn).clamp_min(0.0) + g_h))
+    Fn = torch.where(hit, (scale * push).clamp_min(0.0), torch.zeros_like(pen))
     vt = tuple(vP[i] - vn * nrm[i] for i in range(3))
     vt_n = torch.sqrt(vdot(vt, vt))
     ft = torch.minimum(vt_n * (scale * stick), mu * Fn) / vt_n.clamp_min(1e-9)

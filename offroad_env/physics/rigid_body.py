@@ -259,8 +259,18 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         ratio_n, ratio_t = e_s / r, d_s / r
         s_dot = -vdot(vC, n) / ratio_n
         F_s = sus.k * s_c + sus.c * s_dot + sus.k_b * (s_c - sus.s_max).clamp_min(0.0)
-        F_s = torch.where(touch, F_s.clamp_min(0.0), torch.zeros_like(F_s))
+        # at most the push that leaves the hub at v_out out of the ground after the substep,
+        # holding its share m / K of the weight: ground that a step of the map puts deep under
+        # a wheel at once (a wheel moving sideways onto a ledge) lifts it at that speed rather
+        # than firing the body off its springs
+        F_cap = (m / K) * ((p.max_separation_speed + s_dot).clamp_min(0.0) / h + gravity)
+        F_s = torch.where(touch, torch.minimum(F_s, F_cap).clamp_min(0.0), torch.zeros_like(F_s))
         N0 = F_s / ratio_n
+        # the same cap along the contact normal: a wheel wedged against a steep face (its
+        # friction cone holding z_b) would need a normal force without bound to hold its
+        # suspension's push; the ground gives at most the push that stops the approach and
+        # leaves at v_out within the substep
+        N_cap = (m / K) * ((p.max_separation_speed - vdot(vC, n)).clamp_min(0.0) / h + gravity)
         # the other forces' acceleration this substep (gravity and the springs), to predict
         # the contact velocities friction must stop
         a_o = tuple((N0 * n[i]).sum(0) / m for i in range(3))
@@ -299,7 +309,7 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
             over = norm > mu_w * N_d
             unit_x = fx / norm.clamp_min(1e-30)
             N_sl = F_s / (ratio_n + mu_w * unit_x * ratio_t).clamp_min(0.05)
-            N = torch.where(over, N_sl, N_d).clamp_min(0.0)
+            N = torch.minimum(torch.where(over, N_sl, N_d).clamp_min(0.0), N_cap)
             fx, fy = friction_ellipse(fx, fy, mu_w * N)
             return fx, fy, N
 
@@ -329,7 +339,8 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         fbx = share * Fbx
         fx = torch.where(brake, fbx, fx)
         fy = torch.where(brake, share * Fby, fy)
-        N = torch.where(brake, ((F_s - fbx * ratio_t) / ratio_n).clamp_min(0.0), N)
+        N = torch.where(brake, torch.minimum(((F_s - fbx * ratio_t) / ratio_n).clamp_min(0.0),
+                                             N_cap), N)
         if soil is None or soft is not None:
             frr = rolling_resistance(v_t, N, p.c_rr, p.v_eps)
         if soil is not None:
@@ -374,7 +385,7 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
                                           (off_u, (-sx * inv, -sy * inv, inv), pen_u, hit_u,
                                            1.0)):
             FP, tqP = point_forces(off, nrm, pen, hit, scale, v, w_w, k_c, c_c,
-                                    m / (4.0 * h), mu_body)
+                                    m / (4.0 * h), mu_body, p.max_separation_speed, gravity * h)
             for i in range(3):
                 F[i] = F[i] + FP[i]
                 tau[i] = tau[i] + tqP[i]

@@ -49,6 +49,11 @@ class RigidBodyParams:
         mu, c_kappa, c_alpha, c_rr, slip_eps, v_eps: the tyre: friction, slip stiffnesses
             [N, N/rad], rolling resistance, the slip laws' speed floors [m/s] (the skid
             model's defaults).
+        max_separation_speed: the fastest a contact (a wheel's suspension, a chassis point)
+            pushes the body out of the ground [m/s] (default 1): ground that a step of the
+            map puts deep under a contact at once (a wheel or bumper moving sideways onto a
+            ledge) is left at this speed, instead of by the energy a spring would store in that
+            depth. Landings and bumps are untouched: the cap adds the approach speed.
         max_substep: the longest substep [s] (default 12.5 ms, half the Husky's stable limit);
             a step of dt runs ``ceil(dt / max_substep)``.
         clearance: the belly's height above flat ground at rest [m]; None: ``0.8 r``.
@@ -81,6 +86,7 @@ class RigidBodyParams:
     c_rr: float = 0.02
     slip_eps: float = 1e-6
     v_eps: float = 0.01
+    max_separation_speed: float = 1.0
     max_substep: float = 0.0125
     clearance: float | None = None
     body_height: float | None = None
@@ -95,7 +101,8 @@ class RigidBodyParams:
             from .soil import soil as by_name
             object.__setattr__(self, "soil", by_name(self.soil))
         check_numbers(self, positive=("bump_ratio", "max_steer", "c_kappa", "c_alpha",
-                                      "slip_eps", "v_eps", "max_substep", "chassis_sink"),
+                                      "slip_eps", "v_eps", "max_substep", "chassis_sink",
+                                      "max_separation_speed"),
                       nonneg=("damping_ratio", "mu", "c_rr"),
                       optional_positive=("sag", "stiffness", "travel", "clearance",
                                          "body_height", "contact_spacing", "wheel_inertia",

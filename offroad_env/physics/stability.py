@@ -42,7 +42,7 @@ import torch
 
 from .vehicle import Vehicle
 
-__all__ = ["static_tip_limits", "net_force", "friction_limited_force", "hub_positions",
+__all__ = ["static_tip_limits", "ledge_climb_limit", "net_force", "friction_limited_force", "hub_positions",
            "EdgeTable", "edge_table", "force_angle_margin", "contact_margin",
            "body_acceleration", "filter_acceleration", "LOAD_SHARE", "ACCEL_TIME", "ROCK_GAP"]
 
@@ -75,6 +75,45 @@ def static_tip_limits(vehicle: Vehicle):
     roll = torch.where(h > 0, torch.atan2(lateral, h), upright)
     pitch = torch.where(h > 0, torch.atan2(longitudinal, h), upright)
     return (roll, pitch) if batched else (float(roll), float(pitch))
+
+
+def ledge_climb_limit(vehicle: Vehicle, mu: float) -> float:
+    """The quasi-static all-wheel-drive limit ``h / r`` of a rigid two-axle vehicle on a ledge
+    of height ``h`` (wheel radius ``r``) on ground of friction ``mu``, to 0.005.
+
+    Planar statics, the binding case: the rear axle at the ledge's edge with the front axle
+    on top (the body pitched by ``asin(h / L)``, ``L`` the wheel base). The edge's force on the
+    rear wheels is ``N_e n + F_e t`` with ``n = (-sin(theta), cos(theta))``, ``t =
+    (cos(theta), sin(theta))``, ``cos(theta) = 1 - h / r``; the top's on the front wheels
+    ``N_f (0, 1) + F_f (1, 0)``; ``|F_e| <= mu N_e``, ``|F_f| <= mu N_f``. The three equations
+    of planar equilibrium (forces along x and z, and the moment about the centre of mass) leave
+    one free force, ``F_f``; the ledge is climbable where some choice keeps both forces in their
+    friction cones. Husky: 0.255, 0.46 and 0.585 at mu 0.5, 0.8 and 1.0."""
+    import numpy as np
+
+    if not (math.isfinite(mu) and mu > 0):
+        raise ValueError(f"mu must be a finite number > 0, got {mu!r}")
+    r, L = vehicle.wheel_radius, vehicle.wheel_base
+    cx, cz = vehicle.com[0], vehicle.com[2]
+    f_front = np.linspace(-1.5 * mu, 1.5 * mu, 601)
+
+    def feasible(hr: float) -> bool:
+        h = hr * r
+        th = math.acos(1 - h / r)
+        s, c = math.sin(th), math.cos(th)
+        phi = math.asin(min(1.0, h / L))
+        com = np.array([cx * math.cos(phi) - cz * math.sin(phi),
+                        r + cx * math.sin(phi) + cz * math.cos(phi)])
+        pe = np.array([r * s, h]) - com
+        pf = np.array([L * math.cos(phi), h]) - com
+        A = np.array([[-s, c, 0.0], [c, s, 1.0],
+                      [pe[0] * c + pe[1] * s, pe[0] * s - pe[1] * c, pf[0]]])
+        rhs = np.stack([-f_front, np.ones_like(f_front), pf[1] * f_front], 1)
+        n_e, f_e, n_f = np.linalg.solve(A, rhs.T)
+        ok = (n_e >= 0) & (n_f >= 0) & (np.abs(f_e) <= mu * n_e) & (np.abs(f_front) <= mu * n_f)
+        return bool(ok.any())
+    climbable = [hr for hr in np.arange(0.005, 1.0, 0.005) if feasible(hr)]
+    return float(max(climbable)) if climbable else 0.0
 
 
 class EdgeTable:

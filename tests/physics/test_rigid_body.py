@@ -357,37 +357,20 @@ def test_the_single_env_is_check_env_clean_with_the_physical_model():
 
 # ---------------------------------------------------------------------------- ledges
 def four_wheel_climb_limit(vehicle, mu):
-    """The quasi-static all-wheel-drive limit h / r of a rigid two-axle vehicle on a ledge.
+    """The quasi-static all-wheel-drive ledge limit h / r (its statics are derived in
+    :func:`offroad_env.physics.stability.ledge_climb_limit`'s docstring)."""
+    from offroad_env.physics.stability import ledge_climb_limit
+    return ledge_climb_limit(vehicle, mu)
 
-    Planar statics, the binding case: the rear axle at the ledge's edge with the front axle
-    on top (the body pitched by asin(h / L)). The edge's force on the rear wheel is
-    ``N_e n + F_e t`` with ``n = (-sin(theta), cos(theta))``, ``t = (cos(theta),
-    sin(theta))``, ``cos(theta) = 1 - h / r``; the top's on the front wheel ``N_f (0, 1) +
-    F_f (1, 0)``; ``|F_e| <= mu N_e``, ``|F_f| <= mu N_f``. The three equations of planar
-    equilibrium (forces x, z and the moment about the centre of mass) leave one free force;
-    the ledge is climbable where some choice keeps both in their friction cones. Returns the
-    highest such h / r, to 0.005 (Husky: 0.255, 0.46, 0.585 at mu 0.5, 0.8, 1.0)."""
-    import numpy as np
-    r, L, cz = vehicle.wheel_radius, vehicle.wheel_base, vehicle.com[2]
-    cx = vehicle.com[0]
 
-    def feasible(hr):
-        h = hr * r
-        th = math.acos(1 - h / r)
-        s, c = math.sin(th), math.cos(th)
-        phi = math.asin(h / L)
-        com = np.array([cx * math.cos(phi) - cz * math.sin(phi),
-                        r + cx * math.sin(phi) + cz * math.cos(phi)])
-        pe = np.array([r * s, h]) - com
-        pf = np.array([L * math.cos(phi), h]) - com
-        for f_front in np.linspace(-1.5 * mu, 1.5 * mu, 601):
-            A = np.array([[-s, c, 0.0], [c, s, 1.0],
-                          [pe[0] * c + pe[1] * s, pe[0] * s - pe[1] * c, pf[0]]])
-            n_e, f_e, n_f = np.linalg.solve(A, [-f_front, 1.0, pf[1] * f_front])
-            if n_e >= 0 and n_f >= 0 and abs(f_e) <= mu * n_e and abs(f_front) <= mu * n_f:
-                return True
-        return False
-    return max(hr for hr in np.arange(0.005, 1.0, 0.005) if feasible(hr))
+def test_the_quasi_static_ledge_limit_is_the_issues():
+    """The issue's figures for the Husky (0.255, 0.46, 0.585 r at mu 0.5, 0.8, 1.0), and a
+    limit that grows with mu and is refused for a mu that is no friction."""
+    from offroad_env.physics.stability import ledge_climb_limit
+    got = [ledge_climb_limit(HUSKY, mu) for mu in (0.5, 0.8, 1.0)]
+    assert got == pytest.approx([0.255, 0.46, 0.585], abs=0.006)
+    with pytest.raises(ValueError, match="mu"):
+        ledge_climb_limit(HUSKY, 0.0)
 
 
 def _ledge(h, mu, driven=None, seconds=30.0, speed=0.05, spacing=None, res=0.01,

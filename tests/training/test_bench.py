@@ -110,7 +110,7 @@ def test_evaluate_runs_a_checkpoint_on_a_suite_named_by_policy(tmp_path, capsys)
                        "--out", str(tmp_path / "lab")]) == 0
     assert set(json.loads((tmp_path / "lab" / "bench.json").read_text())) == {"PPO tiny",
                                                                              "heuristic"}
-    assert "| family | PPO tiny: success" in (tmp_path / "lab" / "bench.md").read_text()
+    assert "| family | PPO tiny: success / tip-over / stuck" in (tmp_path / "lab" / "bench.md").read_text()
     assert bench.main(["--suite", str(spec), "--policy", str(ckpt), str(ckpt), "--out",
                        str(tmp_path / "dup")]) == 2
     assert evaluate.main(["--suite", str(spec), "--policy", "no/such.pt", "--out",

@@ -1,0 +1,226 @@
+"""OffroadBench's suites: the versioned spec of a suite (``train/suites/<name>.json``) and its
+tasks.
+
+A spec names the vehicle and models, the task grid (families x levels x worlds x start/goal
+pairs), the maps' grid, and the seeds; :func:`suite_tasks` draws the same tasks from it on every
+machine. ``family_options`` sets the families' top levels (:class:`terrain.FamilyConfig`
+fields, e.g. ``max_step``), and ``per_family`` gives a family a map grid of its own (a ledge needs a few
+cm, :mod:`terrain.families`) or its own start slope; the runner (:mod:`train.bench`) runs the
+families of each such setting in a vector env of their own (:meth:`SuiteSpec.groups`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+
+import numpy as np
+import torch
+
+import terrain as terrain_pkg
+from offroad_env import OffroadVectorEnv, make_config
+from offroad_env.config import family_config
+
+__all__ = ["SuiteSpec", "load_suite", "suite_tasks", "suite_env", "SUITES_DIR"]
+
+SUITES_DIR = Path(__file__).parent / "suites"
+_PER_FAMILY = ("size", "resolution", "max_start_slope_deg")
+_FAMILY_FIELDS = {f.name for f in fields(terrain_pkg.FamilyConfig)} - {
+    "size", "resolution", "family", "num_levels"}
+
+
+@dataclass(frozen=True)
+class SuiteSpec:
+    """An evaluation suite (the fields of ``train/suites/<name>.json``).
+
+    Attributes:
+        name, version: the suite's name and version (a changed task set is a new version).
+        vehicle, dynamics, ground: the vehicle preset and models.
+        families, num_levels, worlds, pairs: the task grid (tasks = product).
+        size, resolution: map grid [m].
+        terrain_seed: seed of the maps (map ``i`` from ``default_rng((terrain_seed, i))``).
+        pair_seed: seed of the start/goal pairs (map ``i``'s from ``default_rng((pair_seed,
+            i))``).
+        goal_distance: range of the start-to-goal distance [m].
+        margin: starts and goals keep this far from the map border [m].
+        max_start_slope_deg: starts and goals lie where the plane fitted to the ground within
+            1 m (a 5 x 5 grid) is at most this steep.
+        time_limit_s: episode limit [s]. seed: the env seed (the random policy's too).
+        stuck_time_s: an episode without progress toward its goal for this long ends as
+            ``stuck`` (``TaskConfig.stuck_time``; None: never, as in v0).
+        family_options: :class:`terrain.FamilyConfig` fields beside the vehicle's figures
+            (the families' top levels, ``soils``, ``dem``: a bare file name is a packaged data
+            file); empty in v0.
+        per_family: ``{family: {"size": [x, y], "resolution": [x, y],
+            "max_start_slope_deg": d}}``, a family's own map grid and start slope (each
+            default the suite's); empty in v0.
+    """
+
+    name: str = "offroad-bench-v0"
+    version: int = 0
+    vehicle: str = "husky"
+    dynamics: str = "unicycle"
+    ground: str = "rigid_contact"
+    families: tuple[str, ...] = terrain_pkg.HARD_FAMILIES
+    num_levels: int = 10
+    worlds: int = 2
+    pairs: int = 10
+    size: tuple[float, float] = (24.0, 24.0)
+    resolution: tuple[float, float] = (0.1, 0.1)
+    terrain_seed: int = 20261130
+    pair_seed: int = 1
+    goal_distance: tuple[float, float] = (8.0, 12.0)
+    margin: float = 2.0
+    max_start_slope_deg: float = 12.0
+    time_limit_s: float = 30.0
+    stuck_time_s: float | None = None
+    seed: int = 0
+    family_options: dict = field(default_factory=dict)
+    per_family: dict = field(default_factory=dict)
+    description: str = field(default="", compare=False)
+
+    def __post_init__(self):
+        for name in ("num_levels", "worlds", "pairs"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ValueError(f"suite {self.name}: {name} must be an int >= 1, got {v!r}")
+        for name in ("time_limit_s", "margin", "max_start_slope_deg"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+                raise ValueError(f"suite {self.name}: {name} must be a number > 0, got {v!r}")
+        st = self.stuck_time_s
+        if st is not None and not (isinstance(st, (int, float)) and math.isfinite(st) and st > 0):
+            raise ValueError(f"suite {self.name}: stuck_time_s must be a number > 0 or null, "
+                             f"got {st!r}")
+        lo, hi = (tuple(self.goal_distance) + (None, None))[:2]
+        if len(tuple(self.goal_distance)) != 2 or not (0 < lo <= hi):
+            raise ValueError(f"suite {self.name}: goal_distance must be (min, max) with "
+                             f"0 < min <= max, got {self.goal_distance!r}")
+
+        bad = sorted(set(self.family_options) - _FAMILY_FIELDS)
+        if bad:
+            raise ValueError(f"suite {self.name}: family_options {bad} are not terrain family "
+                             f"fields; known: {sorted(_FAMILY_FIELDS)}")
+        for fam, own in self.per_family.items():
+            if fam not in self.families or not isinstance(own, dict) or not set(own) <= set(
+                    _PER_FAMILY):
+                raise ValueError(f"suite {self.name}: per_family[{fam!r}] must be a family of "
+                                 f"the suite with some of {_PER_FAMILY}, got {own!r}")
+        self.levels  # the families' config is checked where the spec enters
+
+    def _family_config(self, size, resolution) -> terrain_pkg.FamilyConfig:
+        opts = dict(self.family_options)
+        for k, v in opts.items():
+            if isinstance(v, list):
+                opts[k] = tuple(v)
+        dem = opts.get("dem")
+        if dem is not None and not Path(dem).is_file():
+            from offroad_env.datafiles import data_file
+            opts["dem"] = str(data_file(dem))  # a packaged file by its name
+        return family_config(self.vehicle, size=tuple(size), resolution=tuple(resolution),
+                             num_levels=self.num_levels, **opts)
+
+    @property
+    def levels(self) -> terrain_pkg.LevelsConfig:
+        """The level stack of every family on the suite's own grid."""
+        fam = self._family_config(self.size, self.resolution)
+        return terrain_pkg.LevelsConfig(family=fam, families=tuple(self.families),
+                                        worlds=self.worlds)
+
+    def groups(self) -> list["SuiteSpec"]:
+        """The suite split by its ``per_family`` settings: one spec per distinct setting (in
+        the order of their first family), each with its families in the suite's order and no
+        ``per_family``. A suite without them is its own single group."""
+        if not self.per_family:
+            return [self]
+        out: dict[tuple, list[str]] = {}
+        for fam in self.families:
+            own = self.per_family.get(fam, {})
+            key = (tuple(own.get("size", self.size)),
+                   tuple(own.get("resolution", self.resolution)),
+                   own.get("max_start_slope_deg", self.max_start_slope_deg))
+            out.setdefault(key, []).append(fam)
+        return [replace(self, families=tuple(fams), size=size, resolution=res,
+                        max_start_slope_deg=slope, per_family={})
+                for (size, res, slope), fams in out.items()]
+
+    @property
+    def num_tasks(self) -> int:
+        return len(self.families) * self.num_levels * self.worlds * self.pairs
+
+
+def load_suite(name_or_path: str) -> SuiteSpec:
+    """A suite by name (``train/suites/<name>.json``) or from a JSON file."""
+    p = Path(name_or_path)
+    if not p.suffix:
+        p = SUITES_DIR / f"{name_or_path}.json"
+    if not p.is_file():
+        known = sorted(f.stem for f in SUITES_DIR.glob("*.json"))
+        raise ValueError(f"unknown suite {name_or_path!r}; known: {known} (or a .json file)")
+    try:
+        raw = json.loads(p.read_text())
+        raw = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()}
+        for k in ("family_options", "per_family"):
+            raw.setdefault(k, {})
+        return SuiteSpec(**raw)
+    except (json.JSONDecodeError, TypeError) as exc:
+        raise ValueError(f"suite file {p} is not a suite spec: {exc}") from None
+
+
+def suite_tasks(spec: SuiteSpec, maps: terrain_pkg.HeightMap) -> dict[str, np.ndarray]:
+    """The suite's tasks on its level stack ``maps``: ``map_index`` ``(T,)``, ``start``
+    ``(T, 3)`` (x, y, yaw facing the goal) and ``goal`` ``(T, 2)`` [m], ``family``, ``level``,
+    ``world`` ``(T,)``; tasks in the order family, level, world, pair."""
+    lv = spec.levels
+    x0, x1, y0, y1 = maps.bounds
+    m = spec.margin
+    tan_max = math.tan(math.radians(spec.max_start_slope_deg))
+    ring = np.stack(np.meshgrid(np.linspace(-1, 1, 5), np.linspace(-1, 1, 5)), -1).reshape(-1, 2)
+    out = {k: [] for k in ("map_index", "start", "goal", "family", "level", "world")}
+    for fi in range(len(spec.families)):
+        for level in range(spec.num_levels):
+            for w in range(spec.worlds):
+                i = lv.map_index(fi, level, w)
+                rng = np.random.default_rng((spec.pair_seed, i))
+                k = 4096
+                sx, sy = rng.uniform(x0 + m, x1 - m, k), rng.uniform(y0 + m, y1 - m, k)
+                d = rng.uniform(*spec.goal_distance, k)
+                b = rng.uniform(-math.pi, math.pi, k)
+                gx, gy = sx + d * np.cos(b), sy + d * np.sin(b)
+                ok = (gx >= x0 + m) & (gx <= x1 - m) & (gy >= y0 + m) & (gy <= y1 - m)
+                for px, py in ((sx, sy), (gx, gy)):  # the plane fitted under a 2 x 2 m patch
+                    qx = torch.as_tensor(px[:, None] + ring[None, :, 0], dtype=maps.dtype)
+                    qy = torch.as_tensor(py[:, None] + ring[None, :, 1], dtype=maps.dtype)
+                    h = maps.height(qx, qy, torch.full(qx.shape, i, dtype=torch.int64)).double()
+                    h = h.numpy() - h.numpy().mean(1, keepdims=True)
+                    tilt = np.hypot(h @ ring[:, 0], h @ ring[:, 1]) / (ring[:, 0] ** 2).sum()
+                    ok &= tilt <= tan_max
+                picked = np.flatnonzero(ok)[:spec.pairs]
+                if picked.size < spec.pairs:
+                    raise ValueError(f"suite {spec.name}: map {i} (family "
+                                     f"{spec.families[fi]}, level {level}) has only "
+                                     f"{picked.size} start/goal pairs with ground under "
+                                     f"{spec.max_start_slope_deg} deg; raise "
+                                     "max_start_slope_deg")
+                for j in picked:
+                    out["map_index"].append(i)
+                    out["start"].append((sx[j], sy[j], math.atan2(gy[j] - sy[j], gx[j] - sx[j])))
+                    out["goal"].append((gx[j], gy[j]))
+                    out["family"].append(fi)
+                    out["level"].append(level)
+                    out["world"].append(w)
+    return {k: np.asarray(v) for k, v in out.items()}
+
+
+def suite_env(spec: SuiteSpec, num_envs: int, device="cpu") -> OffroadVectorEnv:
+    """A vector env of ``num_envs`` traverse tasks on the level stack of ``spec`` (one grid:
+    a group of :meth:`SuiteSpec.groups`)."""
+    cfg = make_config("traverse", vehicle=spec.vehicle, dynamics=spec.dynamics,
+                      ground=spec.ground, terrain=spec.levels, terrain_seed=spec.terrain_seed)
+    cfg = replace(cfg, task=replace(cfg.task, goal_distance=tuple(spec.goal_distance),
+                                    spawn_margin=spec.margin, stuck_time=spec.stuck_time_s))
+    steps = int(round(spec.time_limit_s / cfg.dt))
+    return OffroadVectorEnv(num_envs=num_envs, config=cfg, max_episode_steps=steps,
+                            device=device)
