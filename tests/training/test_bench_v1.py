@@ -31,6 +31,9 @@ def test_v1s_top_levels_are_stated_by_the_husky_on_its_ground():
     assert o["max_wall_deg"] == pytest.approx(1.2 * traction, rel=1e-5)
     assert o["max_sigma"] == pytest.approx(2 * r, rel=1e-5)
     assert o["real_max_slope_deg"] == pytest.approx(1.05 * traction, rel=1e-5)
+    # soft-soil hills stay under atan(mu) (climbable on hard ground; the soils stop the Husky
+    # near 20 deg on dry sand), and cover the whole map at the top level
+    assert 30.0 < o["soil_slope_deg"] < traction and o["max_soil_cover"] == 1.0
     # real starts stand where the brake holds (below atan(mu))
     assert spec.per_family["real"]["max_start_slope_deg"] < traction
     # the steps' grid resolves every level's ledge: spacing < h / tan(theta), cos(theta) =
