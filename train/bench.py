@@ -1,14 +1,17 @@
 """OffroadBench: a fixed evaluation suite on terrain that tips careless driving.
 
     python -m train.bench --policy heuristic                 # offroad-bench-v0, a baseline
+    python -m train.bench --suite offroad-bench-v1 --policy heuristic physics
     python -m train.bench --policy runs/trav/checkpoint.pt    # a trained PPO policy
     python -m train.evaluate --suite offroad-bench-v0 --policy careful   # the same
 
-A suite is a versioned spec kept in the repo (``train/suites/<name>.json``): families x levels x
-worlds x start/goal pairs of the traverse task (``OffroadTraverse-v0``'s terrain families,
-scaled for the spec's vehicle), every world generated from its seed and every pair drawn from
-``pair_seed``, so the tasks are the same on every machine. ``offroad-bench-v0`` has 5 families x
-10 levels x 2 worlds x 10 pairs = 1000 tasks with a 30 s limit. All tasks run batched in one
+A suite is a versioned spec kept in the repo (``train/suites/<name>.json``, :mod:`train.suite`):
+families x levels x worlds x start/goal pairs of the traverse task (``OffroadTraverse-v0``'s
+terrain families, scaled for the spec's vehicle), every world generated from its seed and every
+pair drawn from ``pair_seed``, so the tasks are the same on every machine. ``offroad-bench-v0``
+has 5 families x 10 levels x 2 worlds x 10 pairs = 1000 tasks with a 30 s limit on the kinematic
+Husky; ``offroad-bench-v1`` 7 families (with soft soil and windows of a real DEM) x 10 x 2 x 10
+= 1400 on the physical model, with the stuck end. All tasks of one map grid run batched in one
 vector env (task ``k`` is sub-env ``k``, on its own map, from its start facing its goal); each
 counts its first episode.
 
@@ -20,8 +23,9 @@ the work that moving the body's mass along its path takes, without rolling losse
 comes with its episode count and a 95 % Wilson interval: a cell of 20 episodes says +-20 %.
 
 Policies: ``random``, ``heuristic`` (straight at the goal), ``careful`` (slope-aware: steers
-along the contour and slows where the ground ahead is steep or the margin is low), or a
-``train.ppo`` checkpoint. The same inputs give the same JSON, bit for bit, on one machine.
+along the contour and slows where the ground ahead is steep or the margin is low), ``physics``
+(margin- and friction-aware, :func:`~train.policies.physics_policy`), or a ``train.ppo``
+checkpoint. The same inputs give the same JSON, bit for bit, on one machine.
 """
 
 from __future__ import annotations
