@@ -4,8 +4,10 @@ A :class:`~terrain.heightmap.HeightMap` may carry beside its heights a material 
 per sample (``(M, ny, nx)`` uint8, laid out as the heights), and the names of its materials:
 sample value ``i`` is ``material_names[i]``. The names mean what the vehicle models make of them
 (this package knows nothing of soils): the physical model reads ``"hard"`` (:data:`HARD`) as
-rigid ground with the env's friction and any other name as a soil of
-``offroad_env.physics.soil.SOILS`` (an unknown name is refused where the model meets it).
+rigid ground with the env's friction, a name of ``offroad_env.physics.surfaces.SURFACES``
+(``"ice"``, ``"gravel"``...) as rigid ground with that surface's friction, and any other name
+as a soil of ``offroad_env.physics.soil.SOILS`` (an unknown name is refused where the model
+meets it).
 
 A point's material is its nearest sample's (:func:`material_at`); maps of a stack share one name
 list (:func:`merge`, used by :meth:`HeightMap.stack`, takes the union in order of appearance and

@@ -168,9 +168,11 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         layout: the constants of :func:`make_layout` (built here when None).
         soil_strength, soil_phi: ``(N,)`` per-environment variations of ``p.soil``
             (:meth:`~.soil.Soil.varied`; None: the soil as given).
-        wheel_soil: ``(SoilView, soft)`` of :func:`~.soil_contact.wheel_soils`, each wheel's
-            soil from the terrain's material map (``(K, N)``; the wheels where ``soft`` is False
-            on hard ground), in place of ``p.soil`` (None: ``p.soil`` everywhere).
+        wheel_soil: ``(SoilView, soft, mu)`` of :func:`~.soil_contact.wheel_soils`, each
+            wheel's soil from the terrain's material map (``(K, N)``; the wheels where ``soft``
+            is False on rigid ground, with a surface's friction where ``mu`` is not NaN; ``mu``
+            None: the map names no surface), in place of ``p.soil`` (None: ``p.soil``
+            everywhere).
 
     ``info`` (wheel-major ``(K, N)`` unless said): ``normal_force`` N [N] and ``contact``
     (bool) of the last substep, ``contact_point`` and ``hub`` (3 tuples of ``(K, N)``, world
@@ -205,8 +207,11 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
     d, e = layout.d, layout.e
     half_w = 0.5 * vehicle.wheel_width
     soil, soft = p.soil, None  # soft: the wheels on soil (None: all, where soil is given)
+    mu_hard = mu  # the rigid ground's friction: the env's, or a surface's per wheel
     if wheel_soil is not None:
-        soil, soft = wheel_soil
+        soil, soft, mu_map = wheel_soil
+        if mu_map is not None:
+            mu_hard = torch.where(torch.isnan(mu_map), torch.as_tensor(mu).to(mu_map), mu_map)
     elif soil is not None and (soil_strength is not None or soil_phi is not None):
         soil = soil.varied(soil_strength, soil_phi)
     if soil is not None:  # the wheels' ruts (wheel-major)
@@ -291,7 +296,7 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         if soil is None or soft is not None:
             fx_lin = p.c_kappa * kappa
             fy_lin = -p.c_alpha * slip_angle(v_t, v_l, p.slip_eps)
-            mu_w = mu
+            mu_w = mu_hard
         if soil is not None:
             fx_lin, fy_lin, mu_w = (_pick(soft, a, b) for a, b in zip(soil_shear(
                 soil, 2 * half_w, r, z_rut, kappa, v_t, v_l, N0, p.slip_eps),

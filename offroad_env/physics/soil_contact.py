@@ -27,7 +27,8 @@ its suspension carries the load ``N`` onto it as on hard ground.
 **Material maps.** Where the terrain names a material per sample (:mod:`terrain.materials`),
 each wheel takes the soil of the sample nearest its hub at the start of a step
 (:func:`soil_table`, :func:`wheel_soils`): a :class:`~.soil.SoilView` of ``(K, N)`` tensors and
-a mask of the wheels on soil; a wheel on ``"hard"`` keeps the tyre laws and its rut is 0.
+a mask of the wheels on soil; a wheel on ``"hard"`` keeps the tyre laws and its rut is 0, and
+one on a rigid surface of :data:`~.surfaces.SURFACES` keeps them with the surface's friction.
 
 Shapes ``(K, N)``; units SI.
 """
@@ -41,8 +42,9 @@ import torch
 from terrain.materials import HARD
 
 from .slip import smooth_sign
-from .soil import (Soil, SoilView, compaction_resistance, contact_length, sinkage,
+from .soil import (SOILS, Soil, SoilView, compaction_resistance, contact_length, sinkage,
                    slip_sinkage, soil, tan_phi, thrust)
+from .surfaces import SURFACES, surface_mu
 
 __all__ = ["V_ROLL", "check_tyre_width", "soil_shear", "soil_resistance", "rut_depth",
            "SoilTable", "soil_table", "wheel_soils"]
@@ -61,30 +63,43 @@ def check_tyre_width(vehicle) -> None:
 
 class SoilTable(NamedTuple):
     """The soils of a material map's names, one row each: ``columns`` ``(6, S)`` holds ``n,
-    k_c, k_phi, c, phi, K`` (a hard row holds dry sand's, never used); ``soft`` ``(S,)``
-    bool."""
+    k_c, k_phi, c, phi, K`` (a rigid row holds dry sand's, never used); ``soft`` ``(S,)``
+    bool; ``mu`` ``(S,)`` a rigid surface's friction (NaN: the env's, for ``"hard"`` and
+    soils), or None where no name is a surface (the env's friction everywhere, as without a
+    map, to the last bit)."""
 
     columns: torch.Tensor
     soft: torch.Tensor
+    mu: torch.Tensor | None
 
 
 def soil_table(names, dtype, device) -> SoilTable:
-    """The :class:`SoilTable` of material ``names`` (:data:`~terrain.materials.HARD` or soils of
-    :data:`~.soil.SOILS`); ValueError listing the known soils for an unknown name."""
-    rows = [soil("dry_sand" if name == HARD else name) for name in names]
+    """The :class:`SoilTable` of material ``names`` (:data:`~terrain.materials.HARD`, surfaces
+    of :data:`~.surfaces.SURFACES` or soils of :data:`~.soil.SOILS`); ValueError listing the
+    known names for an unknown one."""
+    for name in names:
+        if name != HARD and name not in SURFACES and name not in SOILS:
+            raise ValueError(f"unknown material {name!r}: a material map names {HARD!r}, "
+                             f"surfaces {sorted(SURFACES)} or soils {sorted(SOILS)}")
+    rigid = [name == HARD or name in SURFACES for name in names]
+    rows = [soil("dry_sand" if hard else name) for name, hard in zip(names, rigid)]
     cols = [[getattr(s, f) for s in rows] for f in ("n", "k_c", "k_phi", "c", "phi", "K")]
+    mu = [float("nan") if surface_mu(name) is None else surface_mu(name) for name in names]
     return SoilTable(torch.tensor(cols, dtype=dtype, device=device),
-                     torch.tensor([name != HARD for name in names], device=device))
+                     torch.tensor([not hard for hard in rigid], device=device),
+                     torch.tensor(mu, dtype=dtype, device=device)
+                     if any(name in SURFACES for name in names) else None)
 
 
 def wheel_soils(table: SoilTable, index: torch.Tensor, strength=None):
-    """``(SoilView, soft)``: the soils of material ``index`` (``(K, N)`` int64) as ``(K, N)``
-    tensors (``k_c``, ``k_phi`` and ``c`` times ``strength``, ``(N,)`` or None) and the mask of
-    the wheels on soil."""
+    """``(SoilView, soft, mu)``: the soils of material ``index`` (``(K, N)`` int64) as ``(K,
+    N)`` tensors (``k_c``, ``k_phi`` and ``c`` times ``strength``, ``(N,)`` or None), the mask
+    of the wheels on soil, and each wheel's surface friction (NaN: the env's; None: the map
+    names no surface)."""
     n, k_c, k_phi, c, phi, K = table.columns[:, index].unbind(0)
     f = 1.0 if strength is None else strength
     return (SoilView(n=n, k_c=k_c * f, k_phi=k_phi * f, c=c * f, phi=phi, K=K, name="map"),
-            table.soft[index])
+            table.soft[index], None if table.mu is None else table.mu[index])
 
 
 def soil_shear(s: Soil, b: float, r: float, z, kappa, v_t, v_l, N0, eps: float):

@@ -102,16 +102,18 @@ def test_a_vehicle_driving_from_rock_onto_sand_sinks_and_slips_and_leaves_its_ru
 def test_soil_in_a_map_is_refused_where_it_cannot_be_honoured():
     sand = _strips([150], [1])
     for dyn in ("unicycle", "skid_steer"):
-        with pytest.raises(ValueError, match=r"holds the soils \['dry_sand'\]; "
-                                             f"dynamics='{dyn}' drives on hard ground only"):
+        with pytest.raises(ValueError, match=r"holds the soils or surfaces \['dry_sand'\]; "
+                                             f"dynamics='{dyn}' drives on hard ground of one "
+                                             "friction only"):
             _env(sand, ("hard", "dry_sand"), dynamics=dyn)
     # names without a soil in any sample are hard ground for every model
     _env(np.zeros((N_CELLS, N_CELLS), int), ("hard", "dry_sand"), dynamics="unicycle")
     hard = _env(dynamics="unicycle")
-    with pytest.raises(ValueError, match="drives on hard ground only"):
+    with pytest.raises(ValueError, match="drives on hard ground of one friction only"):
         hard.unwrapped.sim.set_terrain(terrain.HeightMap(
             np.zeros((N_CELLS, N_CELLS)), 0.1, materials=sand, material_names=("hard", "dry_sand")))
-    with pytest.raises(ValueError, match="unknown soil 'quicksand'; known: .*dry_sand"):
+    with pytest.raises(ValueError, match="unknown material 'quicksand': .*surfaces .*'ice'.* "
+                                         "soils .*dry_sand"):
         _env(sand, ("hard", "quicksand"))
     with pytest.raises(ValueError, match="give soil by one of them"):
         _env(sand, ("hard", "dry_sand"), soil="snow")
@@ -153,7 +155,7 @@ def test_the_soft_soil_family_drives_with_its_material_map():
         obs, *_ = env.step(torch.full((4, 2), 0.6))
     assert bool(torch.isfinite(obs).all())
     assert torch.equal(obs[:, 3:7], sim.state.wheel_sinkage.to(obs.dtype))
-    with pytest.raises(ValueError, match="drives on hard ground only"):
+    with pytest.raises(ValueError, match="drives on hard ground of one friction only"):
         OffroadVectorEnv(num_envs=1, terrain=levels, dynamics="unicycle", task="velocity")
 
 

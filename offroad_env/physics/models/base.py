@@ -159,13 +159,15 @@ class VehicleModel(abc.ABC):
 
     def check_maps(self, maps) -> None:
         """ValueError where ``maps`` (simulation frame) hold ground the model cannot drive as
-        given. The default refuses soil in a material map (:mod:`terrain.materials`): only a
-        model that sinks reads it, and the others would drive it as hard ground."""
+        given. The default refuses soil, or a surface of its own friction, in a material map
+        (:mod:`terrain.materials`): only the physical model reads them, and the others would
+        drive them as hard ground of the env's friction."""
         soils = soft_materials(maps)
         if soils:
-            raise ValueError(f"the terrain's material map holds the soils {list(soils)}; "
-                             f"dynamics={self.name!r} drives on hard ground only: use "
-                             "dynamics='rigid_body' (or a map without soils)")
+            raise ValueError(f"the terrain's material map holds the soils or surfaces "
+                             f"{list(soils)}; dynamics={self.name!r} drives on hard ground of "
+                             "one friction only: use dynamics='rigid_body' (or a map without "
+                             "them)")
 
     def lost_support(self, contact) -> torch.Tensor | None:
         """``(N,)`` bool: the placement of a step lost static support (a tip-over); None: the

@@ -89,12 +89,13 @@ class RigidBody(VehicleModel):
         return self.params.mu
 
     def check_maps(self, maps) -> None:
-        """Material maps name known soils (or ``"hard"``), and not beside ``p.soil``."""
+        """Material maps name known soils and surfaces (or ``"hard"``), and not beside
+        ``p.soil``."""
         names = maps.material_names or ()
         if any(n != HARD for n in names):
             if self.params.soil is not None:
                 raise ValueError(
-                    f"the terrain's material map names soils {list(names)} and "
+                    f"the terrain's material map names materials {list(names)} and "
                     f"RigidBodyParams.soil is {self.params.soil.name!r}: give soil by one of "
                     "them (soil=None to take the map's)")
             check_tyre_width(self.vehicle)
