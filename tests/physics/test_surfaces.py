@@ -87,3 +87,15 @@ def test_surfaces_are_refused_by_the_models_of_one_friction():
         _env(0.0, ice, ("hard", "ice"), dynamics="skid_steer")
     with pytest.raises(ValueError, match="unknown material 'glass'"):
         _env(0.0, ice, ("hard", "glass"))
+
+
+@pytest.mark.slow
+def test_the_compiled_step_on_surfaces_matches_the_eager_one():
+    from env_util import ruts_after_random_steps
+    stripes = np.zeros((N_CELLS, N_CELLS), int)
+    stripes[:, 140:160] = 1
+    stripes[:, 160:] = 2
+    hm = terrain.HeightMap(np.zeros((N_CELLS, N_CELLS)), 0.1, materials=stripes,
+                           material_names=("hard", "ice", "gravel"))
+    runs = {c: ruts_after_random_steps(c, heightmap=hm) for c in (False, True)}
+    assert torch.allclose(runs[True][1], runs[False][1], atol=1e-4)
