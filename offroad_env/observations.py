@@ -18,6 +18,9 @@ traction        1    share of the friction cone demanded         [0, 10]
 soil            2K   each wheel's rut depth [m], then its slip   [0, r], [-2, 2]
                      ratio (last step; 0 on hard ground / for
                      kinematic models)
+steering        1    the physical model's Ackermann steering     [-pi/2, pi/2]
+                     angle [rad] (0 for other models and skid
+                     steering)
 ==============  ===  ==========================================  ===================
 
 ``soil`` for sim-to-real: a wheel's rut depth is its sinkage below the undisturbed surface, as a
@@ -138,6 +141,11 @@ def _soil(state, maps, cfg):
     return torch.cat((wheel_ruts(state), state.wheel_slip), 1)
 
 
+def _steering(state, maps, cfg):
+    angle = getattr(state, "steer_angle", None)
+    return (torch.zeros_like(state.x) if angle is None else angle).unsqueeze(1)
+
+
 def _stability(state, maps, cfg):
     return state.margin.unsqueeze(1)
 
@@ -163,6 +171,8 @@ TERMS: dict[str, ObsTerm] = {
     "traction": ObsTerm(_fixed(1, 0.0, 10.0), _traction),
     # each wheel's rut depth [m] on soil, then its slip ratio (sim-to-real: module docstring)
     "soil": ObsTerm(_soil_spec, _soil),
+    # the steering angle a steering-rate action moves (the physical model's Ackermann layouts)
+    "steering": ObsTerm(_fixed(1, -math.pi / 2, math.pi / 2), _steering),
 }
 TERM_NAMES = tuple(TERMS)
 

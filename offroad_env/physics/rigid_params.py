@@ -13,10 +13,14 @@ from .checks import check_inertia, check_numbers
 from .constants import GRAVITY
 from .vehicle import Vehicle
 
-__all__ = ["RigidBodyParams", "for_vehicle", "Suspension", "suspension", "static_loads",
+__all__ = ["RigidBodyParams", "STEERINGS", "for_vehicle", "Suspension", "suspension", "static_loads",
            "stable_substep", "chassis_points", "inertia_tensor", "check_stable", "substeps"]
 
 BELLY_ROWS = 7  #: belly samples along x (two rows of them): the axles' span in 6 intervals
+
+
+#: the physical model's steering and drive layouts (RigidBodyParams.steering)
+STEERINGS = ("skid", "ackermann", "ackermann_rate")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -35,9 +39,13 @@ class RigidBodyParams:
         travel: compression beyond the static sag before the bump stop [m] > 0 (default
             2 sag).
         bump_ratio: the bump stop's stiffness over the spring's (default 10).
-        steering: ``"skid"`` (left/right wheel speeds) or ``"ackermann"`` (speed and front
-            steering angle; the front wheels: those ahead of the centre of mass).
+        steering: ``"skid"`` (left/right wheel speeds), ``"ackermann"`` (speed and front
+            steering angle; the front wheels: those ahead of the centre of mass) or
+            ``"ackermann_rate"`` (speed and the steering angle's rate: the angle is state).
         max_steer: Ackermann steering limit [rad] in (0, pi/2) (default 30 deg).
+        max_steer_rate: ``"ackermann_rate"``'s fastest steering [rad/s] > 0 (default 2: from
+            centre to the 30 deg limit in 0.26 s, a hobby servo's 0.1-0.2 s per 60 deg at the
+            horn, geared down to the wheels).
         wheel_inertia: each wheel's inertia about its axle (wheel and gear) [kg m^2] > 0;
             None: the vehicle's ``wheel_inertia`` (presets, URDFs), else a solid disc of 5 %
             of the vehicle's mass (the Husky's wheels weigh 5.2 % each): ``0.025 m r^2``.
@@ -77,6 +85,7 @@ class RigidBodyParams:
     bump_ratio: float = 10.0
     steering: str = "skid"
     max_steer: float = math.radians(30.0)
+    max_steer_rate: float = 2.0
     wheel_inertia: float | None = None
     wheel_damping: float | None = None
     max_torque: float | None = None
@@ -100,7 +109,8 @@ class RigidBodyParams:
         if self.soil is not None:
             from .soil import soil as by_name
             object.__setattr__(self, "soil", by_name(self.soil))
-        check_numbers(self, positive=("bump_ratio", "max_steer", "c_kappa", "c_alpha",
+        check_numbers(self, positive=("bump_ratio", "max_steer", "max_steer_rate", "c_kappa",
+                                      "c_alpha",
                                       "slip_eps", "v_eps", "max_substep", "chassis_sink",
                                       "max_separation_speed"),
                       nonneg=("damping_ratio", "mu", "c_rr"),
@@ -110,8 +120,8 @@ class RigidBodyParams:
                       optional_nonneg=("damping", "wheel_damping"))
         if not isinstance(self.slip_sinkage, bool):
             raise ValueError(f"slip_sinkage must be True or False, got {self.slip_sinkage!r}")
-        if self.steering not in ("skid", "ackermann"):
-            raise ValueError(f"steering must be 'skid' or 'ackermann', got {self.steering!r}")
+        if self.steering not in STEERINGS:
+            raise ValueError(f"steering must be one of {STEERINGS}, got {self.steering!r}")
         if self.max_steer >= math.pi / 2:
             raise ValueError(f"max_steer must be in (0, pi/2) rad, got {self.max_steer!r}")
         if self.inertia is not None:

@@ -12,6 +12,13 @@ Actions in [-1, 1]:
   each wheel's scaled by its distance from the turning centre (an electronic differential);
   the front wheels (ahead of the centre of mass) steer to the Ackermann angles of the second
   component times ``max_steer`` [rad] (a steering servo, set each step). Speed 0 brakes.
+* ``steering="ackermann_rate"``: ``(speed, steering rate)``: as ``"ackermann"``, but the
+  second component moves the steering angle (the state ``steer_angle``, 0 at each episode's
+  start) at that fraction of ``max_steer_rate`` [rad/s], held within ``max_steer``: a policy
+  cannot jerk the wheels from lock to lock in one step.
+
+Either Ackermann layout keeps its angle [rad] in ``steer_angle`` (the ``steering``
+observation).
 
 Which wheels are driven and how they are coupled come from the vehicle (:mod:`..drive`).
 
@@ -59,10 +66,11 @@ __all__ = ["RigidBody"]
 @register_model
 class RigidBody(VehicleModel):
     name = "rigid_body"
-    action_labels = ("left wheel speed / speed", "right wheel speed / steering angle")
+    action_labels = ("left wheel speed / speed",
+                     "right wheel speed / steering angle / steering rate")
     fields = {"body_pos": Field((3,)), "body_quat": Field((4,)), "body_vel": Field((3,)),
               "body_rate": Field((3,)), "wheel_omega": Field(("K",), wheel_major=True),
-              "wheel_sinkage": Field(("K",), wheel_major=True)}
+              "wheel_sinkage": Field(("K",), wheel_major=True), "steer_angle": Field(())}
     Params = RigidBodyParams
     support_from_loads = True
     judges_tip_over = True
@@ -76,8 +84,9 @@ class RigidBody(VehicleModel):
         self._cache = {}
         self._checked_params = None
         self._front = [q[0] > vehicle.com[0] for q in vehicle.wheel_positions]
-        if p.steering == "ackermann" and not any(self._front):
-            raise ValueError("steering='ackermann' needs wheels ahead of the centre of mass")
+        if p.steering != "skid" and not any(self._front):
+            raise ValueError(f"steering={p.steering!r} needs wheels ahead of the centre of "
+                             "mass")
 
     @property
     def params(self) -> RigidBodyParams:
@@ -139,14 +148,20 @@ class RigidBody(VehicleModel):
                                 driven_mask(v.driven, like.device), edge_table(v, like.device))
         return self._cache[key]
 
-    def _commands(self, a, like):
-        """``(targets (K, N) [rad/s], steering (K, N) [rad] or None)`` of actions ``a``."""
+    def _commands(self, a, angle):
+        """``(targets (K, N) [rad/s], steering (K, N) [rad] or None, steering angle (N,)
+        [rad] or None)`` of actions ``a``; ``angle`` ``(N,)``: the steering angle before."""
         cfg, v, p = self.cfg, self.vehicle, self.params
         r = max(v.wheel_radius, 1e-3)
         if p.steering == "skid":
-            return (side_targets(v, a[:, 0], a[:, 1]) * (cfg.max_speed / r)).T, None
+            return (side_targets(v, a[:, 0], a[:, 1]) * (cfg.max_speed / r)).T, None, None
         speed = a[:, 0] * cfg.max_speed
-        tan_d = torch.tan(a[:, 1] * p.max_steer)
+        if p.steering == "ackermann_rate":
+            angle = (angle + a[:, 1] * (p.max_steer_rate * cfg.dt)).clamp(-p.max_steer,
+                                                                          p.max_steer)
+        else:
+            angle = a[:, 1] * p.max_steer
+        tan_d = torch.tan(angle)
         L = v.wheel_base
         targets, steer = [], []
         for (x, y), front in zip(v.wheel_positions, self._front):
@@ -157,7 +172,7 @@ class RigidBody(VehicleModel):
             targets.append(speed * ratio / r)
             steer.append(torch.atan2(x * tan_d, L - y * tan_d) if front
                          else torch.zeros_like(speed))
-        return torch.stack(targets), torch.stack(steer)
+        return torch.stack(targets), torch.stack(steer), angle
 
     def _check_vehicle(self, vehicle):
         if vehicle is self.vehicle or getattr(self, "_checked", None) is vehicle:
@@ -180,7 +195,9 @@ class RigidBody(VehicleModel):
         on_soil = p.soil is not None or ws is not None
         s0 = RigidBodyState(state.body_pos, state.body_quat, state.body_vel, state.body_rate,
                             state.wheel_omega, state.wheel_sinkage if on_soil else None)
-        targets, steer = self._commands(action, state.x)
+        targets, steer, angle = self._commands(action, state.steer_angle)
+        if angle is not None:
+            state.steer_angle = angle
         s, info = rigid_body_step(
             v, p, s0, maps, state.map_index, targets, cfg.dt, steer=steer,
             mu=None if params is None else params["friction"], gravity=cfg.gravity,
