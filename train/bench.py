@@ -53,7 +53,6 @@ __all__ = ["SuiteSpec", "load_suite", "suite_tasks", "run_suite", "careful_polic
            "SUITES_DIR", "POLICIES", "wilson"]
 
 POLICIES = tuple(BASELINES)
-_env = suite_env  # the tests' and older callers' name
 
 
 def wilson(k: int, n: int) -> list[float]:

@@ -90,15 +90,15 @@ def heuristic_policy(env, gain: float = 2.0) -> Callable:
     return act
 
 
-def _scan_grid(env):
-    """The height scan's points ``(X, Y)`` ``(P,)`` [m] in the yaw-aligned body frame, in the
-    observation's order."""
+def _scan_grid(env) -> tuple[torch.Tensor, torch.Tensor]:
+    """The height scan's points ``(X, Y)`` ``(P,)`` [m] from the scan's centre, along the
+    yaw-aligned body axes, in the observation's order (a plane's slopes fitted to them are the
+    ground's in the body frame)."""
     scan = env.unwrapped.config.height_scan
     nx, ny = scan.shape
     gx = (torch.arange(nx, dtype=torch.float32) - 0.5 * (nx - 1)) * scan.resolution
     gy = (torch.arange(ny, dtype=torch.float32) - 0.5 * (ny - 1)) * scan.resolution
-    gx = gx + scan.forward_offset
-    return tuple(t.reshape(-1) for t in torch.meshgrid(gx, gy, indexing="ij")), (nx, ny)
+    return tuple(t.reshape(-1) for t in torch.meshgrid(gx, gy, indexing="ij"))
 
 
 def physics_policy(env, grade_share: float = 1.0, margin_deg: float = 15.0,
@@ -121,7 +121,8 @@ def physics_policy(env, grade_share: float = 1.0, margin_deg: float = 15.0,
     layout = _layout(env, "goal", "height_scan", "stability", who="physics baseline")
     skid = _skid(env, "physics baseline")
     cfg = env.unwrapped.config
-    (GX, GY), _ = _scan_grid(env)
+    GX, GY = _scan_grid(env)
+    GX = GX + cfg.height_scan.forward_offset  # from base_link, where the scan is taken
     tan_grade = math.tan(grade_share * math.atan(cfg.ground_mu))
     low = math.radians(margin_deg)
     g0, (s0, s1), m0 = layout["goal"][0], layout["height_scan"], layout["stability"][0]
@@ -158,11 +159,7 @@ def careful_policy(env, margin_deg: float = 30.0, steep_deg: float = 25.0,
     observation terms (the traverse task has them)."""
     layout = _layout(env, "goal", "height_scan", "stability", who="careful heuristic")
     skid = _skid(env, "careful heuristic")
-    scan = env.unwrapped.config.height_scan
-    nx, ny = scan.shape
-    gx = (torch.arange(nx, dtype=torch.float32) - 0.5 * (nx - 1)) * scan.resolution
-    gy = (torch.arange(ny, dtype=torch.float32) - 0.5 * (ny - 1)) * scan.resolution
-    GX, GY = (t.reshape(-1) for t in torch.meshgrid(gx, gy, indexing="ij"))
+    GX, GY = _scan_grid(env)
     left, right = GY > 0, GY < 0
     g0 = layout["goal"][0]
     s0, s1 = layout["height_scan"]

@@ -18,6 +18,7 @@ from offroad_env.physics.drive import coupling_matrix, driven_mask
 from offroad_env.physics.rigid_body import RigidBodyState, make_layout, rigid_body_step
 from offroad_env.physics.rigid_params import RigidBodyParams, stable_substep, suspension
 from offroad_env.physics.rotations import quat_from_ypr, rotation_entries
+from offroad_env.physics.stability import ledge_climb_limit
 from offroad_env.physics.vehicle import husky
 
 F64 = torch.float64
@@ -356,17 +357,9 @@ def test_the_single_env_is_check_env_clean_with_the_physical_model():
 
 
 # ---------------------------------------------------------------------------- ledges
-def four_wheel_climb_limit(vehicle, mu):
-    """The quasi-static all-wheel-drive ledge limit h / r (its statics are derived in
-    :func:`offroad_env.physics.stability.ledge_climb_limit`'s docstring)."""
-    from offroad_env.physics.stability import ledge_climb_limit
-    return ledge_climb_limit(vehicle, mu)
-
-
 def test_the_quasi_static_ledge_limit_is_the_issues():
-    """The issue's figures for the Husky (0.255, 0.46, 0.585 r at mu 0.5, 0.8, 1.0), and a
-    limit that grows with mu and is refused for a mu that is no friction."""
-    from offroad_env.physics.stability import ledge_climb_limit
+    """The issue's figures for the Husky (0.255, 0.46, 0.585 r at mu 0.5, 0.8, 1.0; the statics
+    are derived in ``ledge_climb_limit``'s docstring), and a mu that is no friction refused."""
     got = [ledge_climb_limit(HUSKY, mu) for mu in (0.5, 0.8, 1.0)]
     assert got == pytest.approx([0.255, 0.46, 0.585], abs=0.006)
     with pytest.raises(ValueError, match="mu"):
@@ -404,7 +397,7 @@ def test_all_wheel_drive_climbs_a_ledge_below_the_quasi_static_limit_and_stalls_
     # 1.25 x for mu 0.8 and 1.0; at mu 0.5 it still creeps over 1.25 x (the statics' deficit
     # there is 32 N, 6 % of the weight, which the suspension's give overcomes) and stalls at
     # 1.5 x
-    limit = four_wheel_climb_limit(HUSKY, mu)
+    limit = ledge_climb_limit(HUSKY, mu)
     assert limit == pytest.approx({0.5: 0.255, 0.8: 0.46, 1.0: 0.585}[mu], abs=0.006)
     r = HUSKY.wheel_radius
     x, _ = _ledge(0.6 * limit * r, mu)
@@ -420,7 +413,7 @@ def test_on_a_coarse_grid_a_ledge_is_a_ramp_and_is_climbed():
     the map holds a ramp of atan(h / 0.1) = 43.5 deg over one cell, whose tangent the wheels
     meet at 43.5 deg, within the friction's reach: the Husky climbs it. A map must be finer
     than h / tan(theta) (4.5 cm here) for a ledge to be a ledge."""
-    h = 1.25 * four_wheel_climb_limit(HUSKY, 0.8) * HUSKY.wheel_radius
+    h = 1.25 * ledge_climb_limit(HUSKY, 0.8) * HUSKY.wheel_radius
     assert math.degrees(math.acos(1 - h / HUSKY.wheel_radius)) == pytest.approx(64.8, abs=0.1)
     assert h / math.tan(math.acos(1 - h / HUSKY.wheel_radius)) == pytest.approx(0.045, abs=0.001)
     x, _ = _ledge(h, 0.8, res=0.1)

@@ -7,6 +7,7 @@ import pytest
 
 from train import bench
 from train.bench import SuiteSpec, load_suite, run_suite, suite_tasks
+from train.suite import suite_env
 
 TINY = SuiteSpec(name="tiny", families=("slopes", "ditches"), num_levels=2, worlds=1, pairs=3,
                  size=(16.0, 16.0), resolution=(0.2, 0.2), goal_distance=(5.0, 7.0),
@@ -26,7 +27,7 @@ def test_the_shipped_suite_is_the_issues_thousand_tasks():
 
 
 def test_tasks_are_deterministic_in_the_map_and_facing_their_goals():
-    env = bench._env(TINY, 1)
+    env = suite_env(TINY, 1)
     maps = env.unwrapped.terrain
     t1, t2 = suite_tasks(TINY, maps), suite_tasks(TINY, maps)
     assert all((t1[k] == t2[k]).all() for k in t1)
@@ -94,7 +95,7 @@ def test_evaluate_runs_a_checkpoint_on_a_suite_named_by_policy(tmp_path, capsys)
     spec = tmp_path / "tiny.json"
     d = {k: list(v) if isinstance(v, tuple) else v for k, v in TINY.__dict__.items()}
     spec.write_text(json.dumps(d))
-    env = bench._env(TINY, 1)
+    env = suite_env(TINY, 1)
     cfg = PPOConfig(env_id="offroad_env/OffroadTraverse-v0", hidden=(8,))
     agent = Agent(env.single_observation_space.shape[0], 2, cfg.hidden, cfg.init_log_std)
     (tmp_path / "run").mkdir()
