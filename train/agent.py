@@ -65,8 +65,8 @@ class Agent(nn.Module):
         self.obs_count.copy_(total)
 
     def value(self, obs: torch.Tensor, normalized: bool = False) -> torch.Tensor:
-        """``(B,)`` values of observations ``(B, obs_dim)`` (already :meth:`normalize`\ d
-        with ``normalized``)."""
+        """``(B,)`` values of observations ``(B, obs_dim)`` (passed through :meth:`normalize`
+        already when ``normalized``)."""
         return self.critic(obs if normalized else self.normalize(obs)).squeeze(-1)
 
     def distribution(self, obs: torch.Tensor, normalized: bool = False

@@ -7,7 +7,11 @@ Options (typed, in ``--help``), derived from the configs so that they stay in st
 * ``--task-goal-distance``, ``--task-tip-rule``, ...: :class:`offroad_env.TaskConfig` fields;
 * ``--reward-<term>``: reward weights (:class:`offroad_env.tasks.RewardWeights`);
 * ``--terrain NAME|FILE`` with ``--terrain-option KEY=VALUE`` (repeatable): a generator and its
-  options, or a map file (``.png``, ``.npy``, ``.txt``, with its sidecar).
+  options, or a map file (``.png``, ``.npy``, ``.txt``, with its sidecar);
+* ``--suite NAME|FILE``: an OffroadBench suite's task distribution (:mod:`train.suite`): its
+  vehicle, models, families and levels (on one grid, :meth:`~train.suite.SuiteSpec.on_one_grid`),
+  goal distances, stuck time and time limit, on *other worlds* than the suite's test maps (the
+  run's ``--terrain-seed``, default 0); the other options apply on top.
 
 Chosen over tyro or jsonargparse: the repository already derives argparse from its frozen
 dataclasses (the terrain command), the configs validate themselves when built, and the install
@@ -58,6 +62,9 @@ def add_env_arguments(parser) -> None:
     g.add_argument("--terrain-option", dest="env.terrain_options", action="append",
                    default=None, metavar="KEY=VALUE",
                    help="a generator option, e.g. amplitude=1.5 or size=60,60 (repeatable)")
+    g.add_argument("--suite", dest="env.suite", default=None, metavar="NAME|FILE",
+                   help="train on an OffroadBench suite's tasks (its vehicle, models, families "
+                        "and levels, time limit), on other worlds than its test maps")
 
 
 def env_spec_from_args(args: dict) -> dict:
@@ -84,6 +91,8 @@ def env_spec_from_args(args: dict) -> dict:
             spec[parts[1]] = val
     if spec.get("terrain_options") and "terrain" not in spec:
         raise ValueError("--terrain-option needs --terrain NAME (a generator)")
+    if "suite" in spec and "terrain" in spec:
+        raise ValueError("--suite sets the terrain (the suite's levels); drop --terrain")
     return {k: v for k, v in spec.items() if v not in ({}, None)}
 
 
@@ -209,14 +218,13 @@ def env_kwargs(env_id: str, spec: dict | None, base=None) -> dict:
         kw["obs_terms"] = tuple(kw["obs_terms"])
     task_over = dict(spec.get("task", {}))
     reward = spec.get("reward", {})
+    if spec.get("suite") is not None:
+        return _suite_kwargs(env_id, spec["suite"], kw, task_over, reward)
     if task_over or reward:
         # the id's whole config with the task field replaced: a TaskConfig given as ``task=``
         # would pick the defaults of its kind ("nav") and drop the id's terrain and observations
         base = make_config(ENV_IDS[env_id], **{k: v for k, v in kw.items() if k == "vehicle"})
-        if "goal_distance" in task_over:
-            task_over["goal_distance"] = tuple(task_over["goal_distance"])
-        kw["config"] = dataclasses.replace(base, task=dataclasses.replace(
-            base.task, **task_over, weights=dataclasses.replace(base.task.weights, **reward)))
+        kw["config"] = _with_task(base, task_over, reward)
     name = spec.get("terrain")
     if name is not None:
         if name in terrain_pkg.GENERATORS:
@@ -228,6 +236,31 @@ def env_kwargs(env_id: str, spec: dict | None, base=None) -> dict:
             raise ValueError(f"--terrain {name!r} is neither a generator "
                              f"({', '.join(terrain_pkg.GENERATORS)}) nor a map file")
     return kw
+
+
+def _with_task(cfg: SimConfig, task_over: dict, reward: dict) -> SimConfig:
+    """``cfg`` with task fields and reward weights replaced."""
+    if not (task_over or reward):
+        return cfg
+    if "goal_distance" in task_over:
+        task_over = {**task_over, "goal_distance": tuple(task_over["goal_distance"])}
+    return dataclasses.replace(cfg, task=dataclasses.replace(
+        cfg.task, **task_over, weights=dataclasses.replace(cfg.task.weights, **reward)))
+
+
+def _suite_kwargs(env_id: str, name: str, sim: dict, task_over: dict, reward: dict) -> dict:
+    """``make_vec`` keywords of a suite's training tasks (``--suite``): ``config`` (the
+    suite's traverse config on one grid, ``sim`` fields, task and reward overrides on top)
+    and ``max_episode_steps`` (the suite's time limit)."""
+    from .suite import load_suite, suite_config, suite_episode_steps
+
+    if ENV_IDS.get(env_id) != "traverse":
+        raise ValueError(f"--suite trains on traverse tasks: the env id must be "
+                         f"offroad_env/OffroadTraverse-v0, got {env_id!r}")
+    suite = load_suite(name).on_one_grid()
+    cfg = _with_task(suite_config(suite, **{"terrain_seed": SimConfig().terrain_seed, **sim}),
+                     task_over, reward)
+    return {"config": cfg, "max_episode_steps": suite_episode_steps(suite, cfg)}
 
 
 def check_env_id(env_id) -> None:

@@ -247,10 +247,12 @@ def _main(args) -> int:
     # the checkpoint's environment (vehicle, models, task, terrain: train.envconfig)
     spec = (env_kwargs(env_id, state["config"].get("env"), Path(args.checkpoint).parent)
             if state else {})
+    suite_steps = spec.pop("max_episode_steps", None)  # a --suite run's time limit
     common = dict(env_id=env_id, episodes=args.episodes, seed=args.seed,
                   terrain_seed=args.terrain_seed,
                   max_episode_steps=args.max_episode_steps or (
-                      state["config"].get("max_episode_steps") if state else None), **spec)
+                      state["config"].get("max_episode_steps") if state else None)
+                  or suite_steps, **spec)
     results = {}
     for name in names:
         if name == "checkpoint":

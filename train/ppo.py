@@ -51,10 +51,9 @@ from .logs import (EpisodeWindow, Progress, RunLog, iteration_line, notice_missi
                    plot_learning_curve, summary_json)
 
 __all__ = ["PPOConfig", "PRESETS", "make_optimizer", "parse_args", "Agent", "check_env_id",
-           "make_vec_env", "train", "load_checkpoint",
-           "CHECKPOINT_FORMAT",
-           "save_checkpoint", "CheckpointError", "compute_gae", "bootstrap_truncated",
-           "EpisodeWindow", "plot_learning_curve", "main"]
+           "make_vec_env", "train", "load_checkpoint", "CHECKPOINT_FORMAT", "save_checkpoint",
+           "CheckpointError", "compute_gae", "bootstrap_truncated", "EpisodeWindow",
+           "plot_learning_curve", "main"]
 
 #: named settings (``--preset NAME``, :meth:`PPOConfig.preset`), measured in BENCHMARKS.md
 #: ("Training speed"): ``classic``, the defaults before issue 28 (256 envs x 64 steps, two 128 x
@@ -180,6 +179,8 @@ class PPOConfig:
             if not 0 <= v <= 1:
                 raise ValueError(f"{name} must be in [0, 1], got {v!r}")
         check_device(self.device)
+        if self.env.get("suite") is not None and self.env_id == "offroad_env/OffroadNav-v0":
+            object.__setattr__(self, "env_id", "offroad_env/OffroadTraverse-v0")  # a suite's
         if not self.hidden or any(int(h) != h or h < 1 for h in self.hidden):
             raise ValueError(f"hidden must be a non-empty list of sizes >= 1, got {self.hidden!r}")
         object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))  # normalised
@@ -257,13 +258,11 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs) -> dict:
     W, rank = ddp.world, ddp.rank
     resume_base = None if resume is None else Path(resume).parent  # its inputs/ copies
     env_kwargs = {**spec_kwargs(cfg.env_id, cfg.env, resume_base), **(env_kwargs or {})}
-    if cfg.compile_env:
-        env_kwargs["compile"] = True
-    env = make_vec_env(cfg.env_id, cfg.num_envs, device, cfg.max_episode_steps, **env_kwargs)
-    curriculum = (TerrainCurriculum(env, cfg.curriculum_init_level) if cfg.curriculum
-                  else None)
-    if curriculum is not None:
-        env = curriculum
+    env_kwargs["compile"] = env_kwargs.get("compile", False) or cfg.compile_env
+    limit = cfg.max_episode_steps or env_kwargs.pop("max_episode_steps", None)  # a suite's
+    env = make_vec_env(cfg.env_id, cfg.num_envs, device, limit, **env_kwargs)
+    curriculum = TerrainCurriculum(env, cfg.curriculum_init_level) if cfg.curriculum else None
+    env = env if curriculum is None else curriculum
     obs_dim = env.single_observation_space.shape[0]
     act_dim = env.single_action_space.shape[0]
     layout = obs_layout(env)

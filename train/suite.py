@@ -20,10 +20,11 @@ import numpy as np
 import torch
 
 import terrain as terrain_pkg
-from offroad_env import OffroadVectorEnv, make_config
+from offroad_env import OffroadVectorEnv, SimConfig, make_config
 from offroad_env.config import family_config
 
-__all__ = ["SuiteSpec", "load_suite", "suite_tasks", "suite_env", "SUITES_DIR"]
+__all__ = ["SuiteSpec", "load_suite", "suite_tasks", "suite_env", "suite_config",
+           "suite_episode_steps", "SUITES_DIR"]
 
 SUITES_DIR = Path(__file__).parent / "suites"
 _PER_FAMILY = ("size", "resolution", "max_start_slope_deg")
@@ -146,6 +147,16 @@ class SuiteSpec:
                         max_start_slope_deg=slope, per_family={})
                 for (size, res, slope), fams in out.items()]
 
+    def on_one_grid(self) -> "SuiteSpec":
+        """The suite with every family on one map grid: the finest resolution and the largest
+        size among its :meth:`groups` (no ``per_family``). A training env holds one map stack;
+        a family generated on a finer grid is the same family better resolved (its ledges stay
+        edges), while a coarser one would turn a ledge into a ramp."""
+        gs = self.groups()
+        size = tuple(max(float(g.size[i]) for g in gs) for i in range(2))
+        res = tuple(min(float(g.resolution[i]) for g in gs) for i in range(2))
+        return replace(self, size=size, resolution=res, per_family={})
+
     @property
     def num_tasks(self) -> int:
         return len(self.families) * self.num_levels * self.worlds * self.pairs
@@ -214,13 +225,28 @@ def suite_tasks(spec: SuiteSpec, maps: terrain_pkg.HeightMap) -> dict[str, np.nd
     return {k: np.asarray(v) for k, v in out.items()}
 
 
+def suite_config(spec: SuiteSpec, terrain_seed: int | None = None, **overrides) -> SimConfig:
+    """The traverse config of ``spec`` (one grid: a group of :meth:`SuiteSpec.groups`, or
+    :meth:`SuiteSpec.on_one_grid`): its vehicle, models, level stack, goal distances, margin
+    and stuck time. ``terrain_seed``: the maps' seed (default the suite's own: its test
+    maps; a training run draws other worlds of the same levels). ``overrides``: SimConfig
+    fields on top (:func:`offroad_env.make_config`)."""
+    seed = spec.terrain_seed if terrain_seed is None else terrain_seed
+    cfg = make_config("traverse", vehicle=spec.vehicle, dynamics=spec.dynamics,
+                      ground=spec.ground, terrain=spec.levels, terrain_seed=seed)
+    cfg = replace(cfg, task=replace(cfg.task, goal_distance=tuple(spec.goal_distance),
+                                    spawn_margin=spec.margin, stuck_time=spec.stuck_time_s))
+    return make_config("traverse", cfg, **overrides) if overrides else cfg
+
+
+def suite_episode_steps(spec: SuiteSpec, cfg: SimConfig) -> int:
+    """The suite's time limit in env steps of ``cfg`` (each ``dt * action_repeat`` long)."""
+    return int(round(spec.time_limit_s / (cfg.dt * cfg.action_repeat)))
+
+
 def suite_env(spec: SuiteSpec, num_envs: int, device="cpu") -> OffroadVectorEnv:
     """A vector env of ``num_envs`` traverse tasks on the level stack of ``spec`` (one grid:
     a group of :meth:`SuiteSpec.groups`)."""
-    cfg = make_config("traverse", vehicle=spec.vehicle, dynamics=spec.dynamics,
-                      ground=spec.ground, terrain=spec.levels, terrain_seed=spec.terrain_seed)
-    cfg = replace(cfg, task=replace(cfg.task, goal_distance=tuple(spec.goal_distance),
-                                    spawn_margin=spec.margin, stuck_time=spec.stuck_time_s))
-    steps = int(round(spec.time_limit_s / cfg.dt))
-    return OffroadVectorEnv(num_envs=num_envs, config=cfg, max_episode_steps=steps,
-                            device=device)
+    cfg = suite_config(spec)
+    return OffroadVectorEnv(num_envs=num_envs, config=cfg,
+                            max_episode_steps=suite_episode_steps(spec, cfg), device=device)

@@ -1,0 +1,87 @@
+"""Training on an OffroadBench suite's tasks (``train.ppo --suite``): the suite's vehicle,
+models, families and levels on one grid, on worlds other than its test maps; the checkpoint
+then runs on the suite itself, and evaluate rebuilds the training env."""
+
+import json
+from dataclasses import replace
+
+import pytest
+
+import terrain as terrain_pkg
+from train import bench, envconfig, evaluate, ppo
+from train.bench import SuiteSpec
+
+# two families of the v1 kind, the steps on a grid of their own
+TINY = SuiteSpec(name="tiny-train", dynamics="rigid_body", families=("slopes", "steps"),
+                 num_levels=2, worlds=1, pairs=2, size=(12.0, 12.0), resolution=(0.2, 0.2),
+                 goal_distance=(3.0, 4.0), time_limit_s=3.0, stuck_time_s=2.0,
+                 family_options={"max_step": 0.1},
+                 per_family={"steps": {"size": [10.0, 14.0], "resolution": [0.05, 0.04]}})
+
+
+def _write(spec: SuiteSpec, path):
+    path.write_text(json.dumps({k: list(v) if isinstance(v, tuple) else v
+                                for k, v in spec.__dict__.items()}))
+    return str(path)
+
+
+def test_one_grid_is_the_finest_resolution_and_the_largest_size():
+    one = TINY.on_one_grid()
+    assert one.size == (12.0, 14.0) and one.resolution == (0.05, 0.04)
+    assert one.per_family == {} and one.families == TINY.families
+    assert one.groups() == [one] and one.num_tasks == TINY.num_tasks
+    v1 = bench.load_suite("offroad-bench-v1").on_one_grid()
+    assert v1.size == (24.0, 24.0) and v1.resolution == (0.025, 0.025)  # the steps' grid
+
+
+def test_the_suite_sets_the_training_env_on_other_worlds(tmp_path):
+    path = _write(TINY, tmp_path / "tiny.json")
+    kw = envconfig.env_kwargs("offroad_env/OffroadTraverse-v0", {"suite": path})
+    cfg = kw["config"]
+    assert kw["max_episode_steps"] == 60  # 3 s of 0.05 s steps
+    assert cfg.dynamics == "rigid_body" and cfg.vehicle == "husky"
+    assert cfg.task.stuck_time == 2.0 and cfg.task.goal_distance == (3.0, 4.0)
+    assert cfg.task.spawn_margin == TINY.margin
+    lv = cfg.terrain
+    assert isinstance(lv, terrain_pkg.LevelsConfig) and lv.families == ("slopes", "steps")
+    assert lv.resolution == (0.05, 0.04) and lv.family.max_step == 0.1
+    # held out: the suite's test maps come from its terrain seed, training from the run's
+    assert cfg.terrain_seed == 0 != TINY.terrain_seed
+    kw = envconfig.env_kwargs("offroad_env/OffroadTraverse-v0", {
+        "suite": path, "sim": {"terrain_seed": 7}, "reward": {"time": -1.0}})
+    assert kw["config"].terrain_seed == 7 and kw["config"].task.weights.time == -1.0
+    assert kw["config"].terrain == lv
+    with pytest.raises(ValueError, match="OffroadTraverse-v0"):
+        envconfig.env_kwargs("offroad_env/OffroadVelocity-v0", {"suite": path})
+    with pytest.raises(ValueError, match="drop --terrain"):
+        envconfig.env_spec_from_args({"env.suite": path, "env.terrain": "perlin"})
+    with pytest.raises(ValueError, match="unknown suite"):
+        envconfig.env_kwargs("offroad_env/OffroadTraverse-v0", {"suite": "no-such-suite"})
+
+
+def test_a_run_trained_on_a_suite_is_benched_and_evaluated_on_it(tmp_path, capsys):
+    path = _write(TINY, tmp_path / "tiny.json")
+    out = tmp_path / "run"
+    assert ppo.main(["--suite", path, "--out", str(out), "--num-envs", "8", "--num-steps", "8",
+                     "--total-steps", "64", "--num-minibatches", "2", "--hidden", "8",
+                     "--curriculum", "--no-progress", "--no-tensorboard"]) == 0
+    plain = json.loads((out / "config.json").read_text())
+    assert plain["env_id"] == "offroad_env/OffroadTraverse-v0"  # a suite's id
+    assert plain["env"] == {"suite": path}
+    assert plain["env_resolved"]["dynamics"] == "rigid_body"
+    # the checkpoint's observation layout is the suite env's: it runs on every grid group
+    assert bench.main(["--suite", path, "--policy", f"ppo={out / 'checkpoint.pt'}",
+                       "--out", str(tmp_path / "b"), "--no-progress"]) == 0
+    res = json.loads((tmp_path / "b" / "bench.json").read_text())
+    assert res["ppo"]["tasks"] == TINY.num_tasks and list(res["ppo"]["by_family"]) == [
+        "slopes", "steps"]
+    # evaluate rebuilds the training env with the suite's time limit
+    assert evaluate.main([str(out / "checkpoint.pt"), "--episodes", "2", "--out",
+                          str(tmp_path / "ev"), "--no-progress"]) == 0
+    ev = json.loads((tmp_path / "ev" / "eval.json").read_text())["checkpoint"]
+    assert max(ev["per_episode"]["length"]) <= 60
+    # the config keeps a given traverse id and refuses another
+    cfg = ppo.PPOConfig(env={"suite": path})
+    assert cfg.env_id == "offroad_env/OffroadTraverse-v0"
+    assert replace(cfg, out=str(tmp_path / "x")).env_id == cfg.env_id
+    capsys.readouterr()
