@@ -1,5 +1,6 @@
 """The PPO agent: a Gaussian actor and a critic, each a small MLP, with running observation
-normalisation inside the module (so a checkpoint carries it)."""
+normalisation inside the module (so a checkpoint carries it), and the map from the actor's
+actions to the env's (:data:`ACTION_MAPS`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,16 @@ import math
 import torch
 from torch import nn
 
-__all__ = ["Agent"]
+__all__ = ["Agent", "ACTION_MAPS"]
+
+#: how the actor's actions become the env's: ``"direct"`` (the same, clipped to [-1, 1]) or
+#: ``"twist"`` for a skid-steered vehicle, whose env action is the wheel speeds ``(left,
+#: right)``: the actor outputs a speed and a turn ``(v, w)`` (each clipped to [-1, 1]) and the
+#: env gets ``(v - w, v + w)`` clipped, as the baselines drive (``train.policies.drive``).
+#: With wheel speeds as the actor's own outputs, a policy that learns "full speed" pushes both
+#: means past 1, where the clip hides any difference between them: it stops learning to
+#: steer (measured on OffroadBench v1: after 16 M steps it drove only straight ahead or back).
+ACTION_MAPS = ("direct", "twist")
 
 
 def _layer(n_in: int, n_out: int, gain: float = math.sqrt(2)) -> nn.Linear:
@@ -34,8 +44,13 @@ class Agent(nn.Module):
     them. Shapes: observations ``(B, obs_dim)``, actions ``(B, act_dim)``.
     """
 
-    def __init__(self, obs_dim: int, act_dim: int, hidden=(128, 128), init_log_std=-0.5):
+    def __init__(self, obs_dim: int, act_dim: int, hidden=(128, 128), init_log_std=-0.5,
+                 action_map: str = "direct"):
         super().__init__()
+        if action_map not in ACTION_MAPS or (action_map == "twist" and act_dim != 2):
+            raise ValueError(f"action_map must be one of {ACTION_MAPS} ('twist' for 2 actions), "
+                             f"got {action_map!r} with {act_dim} actions")
+        self.action_map = action_map
         self.critic = _mlp(obs_dim, tuple(hidden), 1, 1.0)
         self.actor_mean = _mlp(obs_dim, tuple(hidden), act_dim, 0.01)
         self.actor_log_std = nn.Parameter(torch.full((act_dim,), float(init_log_std)))
@@ -76,9 +91,17 @@ class Agent(nn.Module):
         mean = self.actor_mean(obs if normalized else self.normalize(obs))
         return torch.distributions.Normal(mean, self.actor_log_std.exp().expand_as(mean))
 
+    def to_env(self, a: torch.Tensor) -> torch.Tensor:
+        """The env's actions ``(B, act_dim)`` in [-1, 1] of the actor's ``a`` (its samples or
+        means, :data:`ACTION_MAPS`)."""
+        a = a.clamp(-1.0, 1.0)
+        if self.action_map == "twist":
+            v, w = a.unbind(-1)
+            a = torch.stack((v - w, v + w), -1).clamp(-1.0, 1.0)
+        return a
+
     @torch.no_grad()
     def act(self, obs: torch.Tensor, deterministic: bool = False) -> torch.Tensor:
-        """Actions in [-1, 1] for raw observations ``(B, obs_dim)``."""
+        """The env's actions in [-1, 1] for raw observations ``(B, obs_dim)``."""
         d = self.distribution(obs)
-        a = d.mean if deterministic else d.sample()
-        return a.clamp(-1.0, 1.0)
+        return self.to_env(d.mean if deterministic else d.sample())

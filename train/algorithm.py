@@ -100,7 +100,7 @@ def rollout(agent: Agent, env, obs: torch.Tensor, buf: RolloutBuffer, run: Runni
             raw = d.sample()
             logp = d.log_prob(raw).sum(-1)
             value = agent.value(z, normalized=True)
-        next_obs, reward, terminated, truncated, info = env.step(raw.clamp(-1.0, 1.0))
+        next_obs, reward, terminated, truncated, info = env.step(agent.to_env(raw))
         run.ret += reward
         run.length += 1
         done = terminated | truncated

@@ -85,7 +85,7 @@ def load_checkpoint(path, env=None, device="cpu") -> tuple[Agent, dict]:
                 f"({state['config']['env_id']}); this env has {layout}")
     cfg = state["config"]
     agent = Agent(state["obs_dim"], state["act_dim"], tuple(cfg["hidden"]),
-                  cfg["init_log_std"]).to(device)
+                  cfg["init_log_std"], cfg.get("action_map", "direct")).to(device)
     try:
         agent.load_state_dict(state["model"])
     except RuntimeError as exc:

@@ -26,7 +26,7 @@ from typing import Callable
 
 import torch
 
-__all__ = ["BASELINES", "baseline", "random_policy", "heuristic_policy", "careful_policy",
+__all__ = ["BASELINES", "baseline", "skid_steered", "random_policy", "heuristic_policy", "careful_policy",
            "physics_policy", "steer_at_goal", "drive"]
 
 #: the models the goal-steering baselines drive, with what their action components are (the
@@ -42,15 +42,22 @@ def _layout(env, *terms: str, who: str) -> dict[str, tuple[int, int]]:
     return layout
 
 
+def skid_steered(cfg) -> bool:
+    """Whether the env of SimConfig ``cfg`` takes wheel speeds ``(left, right)`` as its action:
+    the ``skid_steer`` model, or ``rigid_body`` with skid steering."""
+    return cfg.dynamics == "skid_steer" or (
+        cfg.dynamics == "rigid_body" and getattr(cfg.dynamics_params, "steering", "skid") == "skid")
+
+
 def _skid(env, who: str) -> bool:
     cfg = env.unwrapped.config
     dynamics = cfg.dynamics
     if dynamics not in DRIVEN:
         raise ValueError(f"the {who} drives {' or '.join(DRIVEN)} vehicles, not {dynamics!r}")
-    if dynamics == "rigid_body" and getattr(cfg.dynamics_params, "steering", "skid") != "skid":
+    if dynamics == "rigid_body" and not skid_steered(cfg):
         raise ValueError(f"the {who} drives the rigid_body model with skid steering, not "
                          f"{cfg.dynamics_params.steering!r}")
-    return dynamics in ("skid_steer", "rigid_body")
+    return skid_steered(cfg)
 
 
 def drive(v: torch.Tensor, w: torch.Tensor, skid: bool) -> torch.Tensor:

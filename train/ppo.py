@@ -24,18 +24,15 @@ import argparse
 import dataclasses
 import importlib.util
 import json
-import math
 import os
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import gymnasium as gym
 import torch
 
 import offroad_env  # noqa: F401  (registers the ids)
-from offroad_env import check_device
 from offroad_env.devices import configure_threads
 from wrappers import TerrainCurriculum
 
@@ -49,159 +46,13 @@ from .envconfig import (add_env_arguments, check_env_id, env_kwargs as spec_kwar
                         env_spec_from_args)
 from .logs import (EpisodeWindow, Progress, RunLog, iteration_line, notice_missing_extras,
                    plot_learning_curve, summary_json)
+from .policies import skid_steered
+from .ppo_config import PRESETS, PPOConfig
 
 __all__ = ["PPOConfig", "PRESETS", "make_optimizer", "parse_args", "Agent", "check_env_id",
            "make_vec_env", "train", "load_checkpoint", "CHECKPOINT_FORMAT", "save_checkpoint",
            "CheckpointError", "compute_gae", "bootstrap_truncated", "EpisodeWindow",
            "plot_learning_curve", "main"]
-
-#: named settings (``--preset NAME``, :meth:`PPOConfig.preset`), measured in BENCHMARKS.md
-#: ("Training speed"): ``classic``, the defaults before issue 28 (256 envs x 64 steps, two 128 x
-#: 128 MLPs; the published runs used them); ``fast``, 2.5-3 x the defaults' env-steps/s at N =
-#: 4096 (16-step rollouts, two epochs of two large minibatches, 64 x 64), learning worse per
-#: env-step and per wall second on the tasks measured. The defaults themselves (1024 envs x 16
-#: steps, 64 x 64) keep the classic batch and update (16 k samples, 4 epochs x 4 minibatches)
-PRESETS = {
-    "classic": dict(num_envs=256, num_steps=64, update_epochs=4, num_minibatches=4,
-                    hidden=(128, 128)),
-    "fast": dict(num_envs=4096, num_steps=16, update_epochs=2, num_minibatches=2,
-                 hidden=(64, 64)),
-}
-
-
-@dataclass(frozen=True, kw_only=True)
-class PPOConfig:
-    """Training settings (each is a ``--flag`` of the command line).
-
-    Attributes:
-        env_id: a registered id (``offroad_env/OffroadNav-v0``...).
-        num_envs: parallel environments N.
-        num_steps: rollout length T per iteration (a batch is N * T transitions).
-        total_steps: environment steps to train for.
-        learning_rate, anneal_lr: Adam step size, linearly annealed to 0 if set.
-        gamma, gae_lambda: discount and GAE parameter.
-        update_epochs, num_minibatches: passes over each batch and minibatches per pass.
-        clip_coef, clip_vloss: PPO ratio clip (also used for the value, if clip_vloss).
-        ent_coef, vf_coef, max_grad_norm: loss weights and gradient clip.
-        target_kl: stop an update early when the approximate KL passes this (None: never).
-        hidden: hidden layer sizes of the actor and critic MLPs.
-        init_log_std: initial log standard deviation of the Gaussian policy.
-        seed: seeds the env (sub-env i gets seed + i) and torch.
-        device: torch device of the env and the networks.
-        threads: torch CPU threads (0, default: torch's default, the physical cores, capped at
-            the cores other work leaves free, shared among torchrun's local ranks; a count
-            above the free cores warns).
-        max_episode_steps: override of the id's time limit (None: the registered one).
-        out: output folder.
-        checkpoint_every: also keep a numbered checkpoint every this many iterations (0: never).
-        tensorboard: write TensorBoard event files: None (default) when the ``tensorboard``
-            package is installed, True (an error without it) or False (``--no-tensorboard``).
-        progress: show a progress bar with its ETA on stderr (tqdm's; without tqdm, a line
-            every 10 s).
-        print_every: print a line to stderr every this many iterations (0: never): steps,
-            steps/s, and the success rate and return over the episode window (with its size).
-        time_limit_s: stop after this many seconds of training (0: no limit), saving as usual.
-        stats_window: episode statistics (return, length, success and end-reason rates) are
-            over the last this many finished episodes (the log says how many it held).
-        spread_starts: at the first reset, give each env a random elapsed step count in
-            ``[0, max_episode_steps)``, so episodes do not end in lockstep bursts (each env's
-            first, shortened episode is left out of the statistics).
-        compile_env: ``torch.compile`` the environment's step (3-5x faster env steps at
-            thousands of envs; the first iteration waits for the compile, tens of seconds).
-        curriculum: train through terrain levels (:class:`wrappers.TerrainCurriculum`; the env's
-            terrain must be level maps, as ``OffroadTraverse-v0``'s); the log gains
-            ``mean_level``.
-        curriculum_init_level: initial levels are drawn in ``[0, this]``.
-        env: the environment spec (:mod:`train.envconfig`: SimConfig, task and reward
-            overrides, terrain generator or map file) on top of ``env_id``'s config; recorded
-            in ``config.json`` and the checkpoint.
-    """
-
-    env_id: str = "offroad_env/OffroadNav-v0"
-    num_envs: int = 1024
-    num_steps: int = 16
-    total_steps: int = 4_000_000
-    learning_rate: float = 3e-4
-    anneal_lr: bool = True
-    gamma: float = 0.99
-    gae_lambda: float = 0.95
-    update_epochs: int = 4
-    num_minibatches: int = 4
-    clip_coef: float = 0.2
-    clip_vloss: bool = False
-    ent_coef: float = 0.0
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
-    target_kl: float | None = None
-    hidden: tuple[int, ...] = (64, 64)
-    init_log_std: float = -0.5
-    seed: int = 1
-    device: str = "cpu"
-    threads: int = 0
-    max_episode_steps: int | None = None
-    out: str = "runs/ppo"
-    checkpoint_every: int = 0
-    tensorboard: bool | None = None
-    progress: bool = True
-    print_every: int = 10
-    time_limit_s: float = 0.0
-    stats_window: int = 100
-    spread_starts: bool = True
-    compile_env: bool = False
-    curriculum: bool = False
-    curriculum_init_level: int = 0
-    env: dict = field(default_factory=dict)
-
-    def __post_init__(self):
-        ints = ("num_envs", "num_steps", "total_steps", "update_epochs", "num_minibatches",
-                "stats_window")
-        for name in ints:
-            v = getattr(self, name)
-            if int(v) != v or v < 1:
-                raise ValueError(f"{name} must be an int >= 1, got {v!r}")
-        for name in ("print_every", "threads"):
-            v = getattr(self, name)
-            if int(v) != v or v < 0:
-                raise ValueError(f"{name} must be an int >= 0, got {v!r}")
-        if int(self.curriculum_init_level) != self.curriculum_init_level or \
-                self.curriculum_init_level < 0:
-            raise ValueError(f"curriculum_init_level must be an int >= 0, got "
-                             f"{self.curriculum_init_level!r}")
-        if (self.num_envs * self.num_steps) % self.num_minibatches:
-            raise ValueError(f"num_envs * num_steps ({self.num_envs * self.num_steps}) must be "
-                             f"divisible by num_minibatches ({self.num_minibatches})")
-        for name in ("learning_rate", "clip_coef", "max_grad_norm"):
-            v = getattr(self, name)
-            if not (math.isfinite(v) and v > 0):
-                raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
-        for name in ("gamma", "gae_lambda"):
-            v = getattr(self, name)
-            if not 0 <= v <= 1:
-                raise ValueError(f"{name} must be in [0, 1], got {v!r}")
-        check_device(self.device)
-        if self.env.get("suite") is not None and self.env_id == "offroad_env/OffroadNav-v0":
-            object.__setattr__(self, "env_id", "offroad_env/OffroadTraverse-v0")  # a suite's
-        if not self.hidden or any(int(h) != h or h < 1 for h in self.hidden):
-            raise ValueError(f"hidden must be a non-empty list of sizes >= 1, got {self.hidden!r}")
-        object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))  # normalised
-
-    @classmethod
-    def preset(cls, name: str, **overrides) -> "PPOConfig":
-        """The config of :data:`PRESETS` ``name``, with ``overrides`` on top; ValueError
-        naming the presets for an unknown name."""
-        if name not in PRESETS:
-            raise ValueError(f"unknown preset {name!r}; known: {sorted(PRESETS)}")
-        return cls(**{**PRESETS[name], **overrides})
-
-    @property
-    def batch_size(self) -> int:
-        return self.num_envs * self.num_steps
-
-    def num_iterations(self, world: int = 1) -> int:
-        """Iterations to ``total_steps`` env steps (over ``world`` ranks' batches), rounded up
-        to whole iterations (a run never stops short of what was asked; the trainer says when
-        it rounds)."""
-        return max(1, -(-self.total_steps // (self.batch_size * world)))
 
 
 # ---------------------------------------------------------------------- env and checkpoints
@@ -263,6 +114,9 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs) -> dict:
     env = make_vec_env(cfg.env_id, cfg.num_envs, device, limit, **env_kwargs)
     curriculum = TerrainCurriculum(env, cfg.curriculum_init_level) if cfg.curriculum else None
     env = env if curriculum is None else curriculum
+    if cfg.action_map == "auto":  # the run records the map it took
+        cfg = dataclasses.replace(cfg, action_map="twist" if skid_steered(
+            env.unwrapped.config) else "direct")
     obs_dim = env.single_observation_space.shape[0]
     act_dim = env.single_action_space.shape[0]
     layout = obs_layout(env)
@@ -274,7 +128,7 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs) -> dict:
             optimizer.load_state_dict(state["optimizer"])
         start_iteration, global_step = state["iteration"], state["global_step"]
     else:
-        agent = Agent(obs_dim, act_dim, cfg.hidden, cfg.init_log_std).to(device)
+        agent = Agent(obs_dim, act_dim, cfg.hidden, cfg.init_log_std, cfg.action_map).to(device)
         optimizer = make_optimizer(agent, cfg)
     ddp.barrier()  # every rank has checked the folder before rank 0 writes into it
     log = None

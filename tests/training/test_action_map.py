@@ -1,0 +1,56 @@
+"""The actor's action map: a skid-steered vehicle's policy outputs speed and turn, the env gets
+wheel speeds, as the baselines drive; runs record the map and checkpoints keep it."""
+
+import json
+
+import pytest
+import torch
+
+from train import ppo
+from train.agent import Agent
+from train.checkpoint import load_checkpoint
+from train.policies import drive
+
+
+def test_twist_is_the_baselines_drive_and_direct_is_a_clip():
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(500, 2, generator=g) * 1.5
+    twist = Agent(4, 2, (8,), action_map="twist")
+    v, w = a.clamp(-1, 1).unbind(-1)
+    torch.testing.assert_close(twist.to_env(a), drive(v, w, skid=True), atol=0, rtol=0)
+    assert twist.to_env(torch.tensor([[1.0, 0.3]]))[0].tolist() == pytest.approx([0.7, 1.0])
+    # a speed mean far past 1 still leaves the turn free (the reason for the map)
+    assert twist.to_env(torch.tensor([[4.0, -0.5]]))[0].tolist() == pytest.approx([1.0, 0.5])
+    direct = Agent(4, 3, (8,))
+    assert direct.action_map == "direct"
+    b = torch.randn(50, 3, generator=g) * 2
+    torch.testing.assert_close(direct.to_env(b), b.clamp(-1, 1), atol=0, rtol=0)
+    # act() gives the env's actions, deterministic or sampled
+    obs = torch.randn(7, 4, generator=g)
+    assert twist.act(obs, deterministic=True).abs().max() <= 1.0
+    with pytest.raises(ValueError, match="action_map"):
+        Agent(4, 3, (8,), action_map="twist")
+    with pytest.raises(ValueError, match="action_map"):
+        ppo.PPOConfig(action_map="wheels")
+
+
+@pytest.mark.parametrize("dynamics,expected", [("unicycle", "direct"), ("skid_steer", "twist")])
+def test_auto_takes_twist_for_skid_steering_and_the_run_records_it(tmp_path, dynamics, expected):
+    out = tmp_path / dynamics
+    cfg = ppo.PPOConfig(num_envs=8, num_steps=8, total_steps=64, num_minibatches=2, hidden=(8,),
+                        out=str(out), progress=False, tensorboard=False,
+                        env={"sim": {"dynamics": dynamics}})
+    ppo.train(cfg)
+    assert json.loads((out / "config.json").read_text())["action_map"] == expected
+    agent, state = load_checkpoint(out / "checkpoint.pt")
+    assert agent.action_map == expected == state["config"]["action_map"]
+
+
+def test_a_checkpoint_from_before_the_map_loads_as_direct(tmp_path):
+    ppo.train(ppo.PPOConfig(num_envs=8, num_steps=8, total_steps=64, num_minibatches=2,
+                            hidden=(8,), out=str(tmp_path), progress=False, tensorboard=False))
+    state = torch.load(tmp_path / "checkpoint.pt", weights_only=True)
+    del state["config"]["action_map"]
+    torch.save(state, tmp_path / "old.pt")
+    agent, _ = load_checkpoint(tmp_path / "old.pt")
+    assert agent.action_map == "direct"
