@@ -33,7 +33,7 @@ def save_checkpoint(path: Path, agent: Agent, optimizer, cfg, layout, iteration:
         "format": CHECKPOINT_FORMAT,
         "model": agent.state_dict(),
         "optimizer": optimizer.state_dict() if optimizer is not None else None,
-        "config": config_to_plain(cfg),
+        "config": {**config_to_plain(cfg), "action_map": agent.action_map},  # the agent's own
         "obs_layout": layout,
         "obs_dim": int(agent.obs_mean.numel()),
         "act_dim": int(agent.actor_log_std.numel()),
