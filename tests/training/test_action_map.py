@@ -25,9 +25,14 @@ def test_twist_is_the_baselines_drive_and_direct_is_a_clip():
     assert direct.action_map == "direct"
     b = torch.randn(50, 3, generator=g) * 2
     torch.testing.assert_close(direct.to_env(b), b.clamp(-1, 1), atol=0, rtol=0)
-    # act() gives the env's actions, deterministic or sampled
+    # act() gives the env's actions, deterministic or sampled; twist bounds the means by tanh
     obs = torch.randn(7, 4, generator=g)
     assert twist.act(obs, deterministic=True).abs().max() <= 1.0
+    with torch.no_grad():
+        twist.actor_mean[-1].bias.fill_(5.0)  # a raw mean far past the clip
+        d = twist.distribution(obs)
+    torch.testing.assert_close(d.mean, torch.tanh(twist.actor_mean(twist.normalize(obs))))
+    assert float(d.mean.max()) < 1.0
     with pytest.raises(ValueError, match="action_map"):
         Agent(4, 3, (8,), action_map="twist")
     with pytest.raises(ValueError, match="action_map"):
