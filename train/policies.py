@@ -26,8 +26,8 @@ from typing import Callable
 
 import torch
 
-__all__ = ["BASELINES", "baseline", "skid_steered", "random_policy", "heuristic_policy", "careful_policy",
-           "physics_policy", "steer_at_goal", "drive"]
+__all__ = ["BASELINES", "baseline", "skid_steered", "random_policy", "heuristic_policy",
+           "careful_policy", "physics_policy", "steer_at_goal", "drive"]
 
 #: the models the goal-steering baselines drive, with what their action components are (the
 #: physical model with skid steering takes the skid-steer wheel speeds)
