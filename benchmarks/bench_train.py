@@ -52,6 +52,9 @@ CONFIGS = {
                      hidden=(64, 64)),
     "fast_compiled": dict(num_envs=4096, num_steps=16, update_epochs=2, num_minibatches=2,
                           hidden=(64, 64), compile_env=True),
+    # the defaults with the agent's passes compiled, then the env's step too
+    "defaults_cpolicy": dict(compile_policy=True),
+    "defaults_compiled": dict(compile_policy=True, compile_env=True),
 }
 
 

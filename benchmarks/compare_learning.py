@@ -3,6 +3,7 @@ that learns worse is slower.
 
     python benchmarks/compare_learning.py [--configs old fast] [--seeds 1 2] [--seconds 240]
         [--env-id offroad_env/OffroadNav-v0] [--episodes 512] [--out runs/compare]
+        [--threads 0] [--target 0.85]
 
 Each configuration of ``benchmarks/bench_train.py``'s ``CONFIGS`` trains for ``--seconds`` of
 wall time per seed: ``total_steps`` is the budget times its throughput measured in a short
@@ -11,7 +12,10 @@ at the budget. Then its final checkpoint is evaluated on held-out terrain (``--e
 episodes, ``train.evaluate``'s terrain seed 1000). Prints, per configuration and seed, the
 training success rate (the last 100 episodes) at fractions of the budget, against env-steps and
 wall time, and the held-out success with its 95 % Wilson interval; writes ``curves.csv`` and,
-with matplotlib, ``learning_old_vs_new.png`` under ``--out``.
+with matplotlib, ``learning_old_vs_new.png`` under ``--out``; and the first env-step count and
+wall time at which the training success reaches ``--target``. Two configurations can run side by
+side as two processes (``--configs old --threads 1`` and ``--configs defaults --threads 1``, each
+with its own ``--out``), so machine noise hits both alike.
 """
 
 from __future__ import annotations
@@ -41,15 +45,19 @@ def main() -> None:
     ap.add_argument("--env-id", default="offroad_env/OffroadNav-v0")
     ap.add_argument("--episodes", type=int, default=512)
     ap.add_argument("--out", default="runs/compare")
+    ap.add_argument("--threads", type=int, default=0, help="torch threads (0: the default)")
+    ap.add_argument("--target", type=float, default=0.85,
+                    help="report when the training success first reaches this")
     a = ap.parse_args()
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    rates = {c: throughput(c, 4, a.env_id, 0) for c in a.configs}
+    rates = {c: throughput(c, 4, a.env_id, a.threads) for c in a.configs}
     rows, summary = [], {}
     for seed in a.seeds:
         for c in a.configs:
             cfg = dataclasses.replace(PPOConfig(env_id=a.env_id, progress=False, print_every=0,
-                                                tensorboard=False, seed=seed), **CONFIGS[c])
+                                                tensorboard=False, seed=seed,
+                                                threads=a.threads), **CONFIGS[c])
             steps = int(rates[c] * a.seconds) // cfg.batch_size * cfg.batch_size
             run_dir = out / f"{c}_seed{seed}"
             cfg = dataclasses.replace(cfg, total_steps=max(steps, cfg.batch_size),
@@ -66,7 +74,12 @@ def main() -> None:
             res = evaluate(lambda o: agent.act(o, deterministic=True), a.env_id,
                            episodes=a.episodes)
             k = round(res["success_rate"] * a.episodes)
+            # a full window (100 episodes), so a lucky handful early on does not count
+            first = next((r for r in prog if int(r["window_episodes"]) >= cfg.stats_window
+                          and float(r["success_rate"] or 0) >= a.target), None)
             summary[f"{c}_seed{seed}"] = {
+                f"first_train_success_{a.target}": None if first is None else {
+                    "env_steps": int(first["global_step"]), "time_s": float(first["time_s"])},
                 "env_steps": int(prog[-1]["global_step"]), "time_s": float(prog[-1]["time_s"]),
                 "train_success": float(prog[-1]["success_rate"] or "nan"),
                 "heldout_success": res["success_rate"], "heldout_ci95": wilson(k, a.episodes),

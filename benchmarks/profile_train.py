@@ -85,11 +85,12 @@ def instrumented():
             setattr(obj, name, fn)
 
 
-def profile(num_envs: int, num_steps: int, iterations: int, threads: int = 1) -> dict:
+def profile(num_envs: int, num_steps: int, iterations: int, threads: int = 1,
+            **overrides) -> dict:
     batch = num_envs * num_steps
     cfg = ppo.PPOConfig(num_envs=num_envs, num_steps=num_steps, total_steps=batch * iterations,
                         out=tempfile.mkdtemp(), progress=False, print_every=0,
-                        tensorboard=False, threads=threads)
+                        tensorboard=False, threads=threads, **overrides)
     marks = []
     orig_write = logs.RunLog.write
 
@@ -132,10 +133,14 @@ def main() -> None:
     p.add_argument("--num-steps", type=int, default=64)
     p.add_argument("--iterations", type=int, default=6)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--compile", action="store_true",
+                   help="compile the env's step and the agent's passes (their forward passes "
+                        "then count in 'the rest' of the rollout and the update)")
     a = p.parse_args()
+    over = dict(compile_env=True, compile_policy=True) if a.compile else {}
     torch.set_num_threads(a.threads)
     for n in a.num_envs:
-        r = profile(n, a.num_steps, a.iterations, a.threads)
+        r = profile(n, a.num_steps, a.iterations, a.threads, **over)
         per = r["wall"] / r["iterations"]
         print(f"\nN = {n}, T = {a.num_steps} ({r['batch']:,} env steps an iteration), "
               f"{a.threads} thread(s): {per * 1e3:.0f} ms an iteration, "

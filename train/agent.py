@@ -88,13 +88,20 @@ class Agent(nn.Module):
         already when ``normalized``)."""
         return self.critic(obs if normalized else self.normalize(obs)).squeeze(-1)
 
-    def distribution(self, obs: torch.Tensor, normalized: bool = False
-                     ) -> torch.distributions.Normal:
-        """The action distribution of observations ``(B, obs_dim)`` (already normalised with
-        ``normalized``)."""
+    def mean(self, obs: torch.Tensor, normalized: bool = False) -> torch.Tensor:
+        """The actor's mean ``(B, act_dim)`` of observations ``(B, obs_dim)`` (already
+        normalised with ``normalized``)."""
         mean = self.actor_mean(obs if normalized else self.normalize(obs))
         if self.action_map == "twist":
             mean = torch.tanh(mean)  # bounded (ACTION_MAPS)
+        return mean
+
+    def distribution(self, obs: torch.Tensor, normalized: bool = False,
+                     mean: torch.Tensor | None = None) -> torch.distributions.Normal:
+        """The action distribution of observations ``(B, obs_dim)`` (already normalised with
+        ``normalized``), or of the actor's ``mean`` already computed (:meth:`mean`)."""
+        if mean is None:
+            mean = self.mean(obs, normalized)
         return torch.distributions.Normal(mean, self.actor_log_std.exp().expand_as(mean))
 
     def to_env(self, a: torch.Tensor) -> torch.Tensor:

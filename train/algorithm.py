@@ -14,8 +14,11 @@ from torch import nn
 from .agent import Agent
 from .distributed import Dist
 
-__all__ = ["RolloutBuffer", "RunningEpisodes", "rollout", "update", "compute_gae",
-           "bootstrap_truncated"]
+__all__ = ["RolloutBuffer", "RunningEpisodes", "Passes", "rollout", "update", "compute_gae",
+           "bootstrap_truncated", "policy_heads", "ppo_loss"]
+
+#: the order of the statistics :func:`ppo_loss` returns (and :func:`update` averages)
+STATS = ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_frac")
 
 
 def bootstrap_truncated(reward, terminated, truncated, final_value, gamma: float):
@@ -45,6 +48,59 @@ def compute_gae(rewards, values, dones, next_value, gamma: float, lam: float) ->
         last = delta + gamma * lam * nonterminal * last
         adv[t] = last
     return adv
+
+
+def policy_heads(agent: Agent, z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The actor's mean ``(B, act_dim)`` and the critic's value ``(B,)`` of normalised
+    observations ``z`` ``(B, obs_dim)``: the rollout's forward pass."""
+    return agent.mean(z, normalized=True), agent.value(z, normalized=True)
+
+
+def ppo_loss(agent: Agent, z, act, logp_old, adv, ret, val_old, clip_coef: float,
+             clip_vloss: bool, vf_coef: float, ent_coef: float):
+    """PPO's clipped-surrogate loss of one minibatch: normalised observations ``z`` ``(B,
+    obs_dim)``, raw actions ``act`` ``(B, act_dim)``, and the rollout's log-probabilities,
+    advantages (normalised here, per minibatch), returns and values, each ``(B,)``.
+
+    Returns ``(loss, stats)``: the scalar to minimise, and the detached ``(5,)`` statistics
+    named by :data:`STATS` (the approximate KL is ``E[(r - 1) - log r]``)."""
+    d = agent.distribution(z, normalized=True)
+    new_logp = d.log_prob(act).sum(-1)
+    log_ratio = new_logp - logp_old
+    ratio = log_ratio.exp()
+    a = (adv - adv.mean()) / (adv.std() + 1e-8)
+    pg_loss = torch.max(-a * ratio, -a * ratio.clamp(1 - clip_coef, 1 + clip_coef)).mean()
+    v = agent.value(z, normalized=True)
+    if clip_vloss:
+        v_clip = val_old + (v - val_old).clamp(-clip_coef, clip_coef)
+        v_loss = 0.5 * torch.max((v - ret).square(), (v_clip - ret).square()).mean()
+    else:
+        v_loss = 0.5 * (v - ret).square().mean()
+    entropy = d.entropy().sum(-1).mean()
+    loss = pg_loss + vf_coef * v_loss - ent_coef * entropy
+    with torch.no_grad():
+        kl = ((ratio - 1) - log_ratio).mean()
+        clip_frac = ((ratio - 1).abs() > clip_coef).float().mean()
+        stats = torch.stack([pg_loss, v_loss, entropy, kl, clip_frac]).detach()
+    return loss, stats
+
+
+@dataclasses.dataclass(frozen=True)
+class Passes:
+    """The agent's two hot passes, eager or ``torch.compile``-d (``PPOConfig.compile_policy``):
+    ``heads`` (:func:`policy_heads`, each rollout step) and ``loss`` (:func:`ppo_loss`, each
+    minibatch; its backward pass is compiled with it). Compiled, they compute the same
+    functions up to float rounding; eager, they are exactly the functions above."""
+
+    heads: object = policy_heads
+    loss: object = ppo_loss
+
+    @classmethod
+    def make(cls, compiled: bool) -> "Passes":
+        if not compiled:
+            return cls()
+        return cls(torch.compile(policy_heads, dynamic=False),
+                   torch.compile(ppo_loss, dynamic=False))
 
 
 @dataclasses.dataclass
@@ -85,8 +141,9 @@ class RunningEpisodes:
 
 
 def rollout(agent: Agent, env, obs: torch.Tensor, buf: RolloutBuffer, run: RunningEpisodes,
-            cfg, term_names: list[str]):
-    """Fill ``buf`` with ``cfg.num_steps`` steps of ``agent`` in ``env`` from ``obs``.
+            cfg, term_names: list[str], passes: Passes = Passes()):
+    """Fill ``buf`` with ``cfg.num_steps`` steps of ``agent`` in ``env`` from ``obs`` (the
+    forward pass ``passes.heads``).
 
     Returns ``(next obs, ended, term_sums)``: ``ended`` one ``(done, counted, return, length,
     end_reason)`` tuple of ``(N,)`` tensors per step (kept as tensors: no host sync inside the
@@ -96,10 +153,10 @@ def rollout(agent: Agent, env, obs: torch.Tensor, buf: RolloutBuffer, run: Runni
     for t in range(cfg.num_steps):
         with torch.no_grad():
             z = agent.normalize(obs)  # once for the actor and the critic
-            d = agent.distribution(z, normalized=True)
+            mean, value = passes.heads(agent, z)
+            d = agent.distribution(None, mean=mean)
             raw = d.sample()
             logp = d.log_prob(raw).sum(-1)
-            value = agent.value(z, normalized=True)
         next_obs, reward, terminated, truncated, info = env.step(agent.to_env(raw))
         run.ret += reward
         run.length += 1
@@ -121,10 +178,12 @@ def rollout(agent: Agent, env, obs: torch.Tensor, buf: RolloutBuffer, run: Runni
 
 
 def update(agent: Agent, optimizer, buf: RolloutBuffer, next_obs: torch.Tensor,
-           cfg, ddp: Dist) -> tuple[dict, int]:
+           cfg, ddp: Dist, passes: Passes = Passes()) -> tuple[dict, int]:
     """The PPO update of one rollout: GAE, ``update_epochs`` passes of clipped-surrogate
-    minibatch steps (gradients averaged over the ranks; early stop at ``target_kl``), then the
-    observation moments of every rank's batch. Returns ``(summed stats, minibatch steps)``."""
+    minibatch steps (``passes.loss``; gradients averaged over the ranks; early stop at
+    ``target_kl``), then the observation moments of every rank's batch. Returns ``(summed
+    stats, minibatch steps)``; the statistics stay on tensors until the update ends (one host
+    read, not one per minibatch)."""
     obs_dim, act_dim = buf.obs.shape[-1], buf.act.shape[-1]
     with torch.no_grad():
         adv = compute_gae(buf.rew, buf.val, buf.done, agent.value(next_obs), cfg.gamma,
@@ -135,47 +194,25 @@ def update(agent: Agent, optimizer, buf: RolloutBuffer, next_obs: torch.Tensor,
         b_z = agent.normalize(b_obs)
     b_logp, b_adv, b_ret, b_val = (x.reshape(-1) for x in (buf.logp, adv, ret, buf.val))
     mb = cfg.batch_size // cfg.num_minibatches
-    stats = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "approx_kl": 0.0,
-             "clip_frac": 0.0}
+    sums = torch.zeros(len(STATS), dtype=torch.float64, device=b_obs.device)
     n_updates = 0
     for _ in range(cfg.update_epochs):
         perm = torch.randperm(cfg.batch_size, device=b_obs.device)
         for start in range(0, cfg.batch_size, mb):
             idx = perm[start:start + mb]
-            z = b_z[idx]
-            d = agent.distribution(z, normalized=True)
-            new_logp = d.log_prob(b_act[idx]).sum(-1)
-            log_ratio = new_logp - b_logp[idx]
-            ratio = log_ratio.exp()
-            a = b_adv[idx]
-            a = (a - a.mean()) / (a.std() + 1e-8)
-            pg_loss = torch.max(-a * ratio, -a * ratio.clamp(1 - cfg.clip_coef,
-                                                             1 + cfg.clip_coef)).mean()
-            v = agent.value(z, normalized=True)
-            if cfg.clip_vloss:
-                v_clip = b_val[idx] + (v - b_val[idx]).clamp(-cfg.clip_coef, cfg.clip_coef)
-                v_loss = 0.5 * torch.max((v - b_ret[idx]).square(),
-                                         (v_clip - b_ret[idx]).square()).mean()
-            else:
-                v_loss = 0.5 * (v - b_ret[idx]).square().mean()
-            entropy = d.entropy().sum(-1).mean()
-            loss = pg_loss + cfg.vf_coef * v_loss - cfg.ent_coef * entropy
+            loss, st = passes.loss(agent, b_z[idx], b_act[idx], b_logp[idx], b_adv[idx],
+                                   b_ret[idx], b_val[idx], cfg.clip_coef, cfg.clip_vloss,
+                                   cfg.vf_coef, cfg.ent_coef)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             ddp.average_gradients(agent.parameters())  # identical steps on every rank
             nn.utils.clip_grad_norm_(agent.parameters(), cfg.max_grad_norm)
             optimizer.step()
-            with torch.no_grad():
-                kl = ((ratio - 1) - log_ratio).mean()
-                stats["policy_loss"] += float(pg_loss)
-                stats["value_loss"] += float(v_loss)
-                stats["entropy"] += float(entropy)
-                stats["approx_kl"] += float(kl)
-                stats["clip_frac"] += float(((ratio - 1).abs() > cfg.clip_coef).float().mean())
+            sums += st.double()
             n_updates += 1
-        if cfg.target_kl is not None and ddp.mean(stats["approx_kl"] / n_updates) > cfg.target_kl:
+        if cfg.target_kl is not None and ddp.mean(float(sums[3]) / n_updates) > cfg.target_kl:
             break
     # the normalisation changes only between iterations (rollout and update saw the same);
     # every rank merges the moments of all ranks' batches
     agent.update_obs_moments(*ddp.batch_moments(b_obs))
-    return stats, n_updates
+    return dict(zip(STATS, sums.tolist())), n_updates

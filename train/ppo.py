@@ -37,8 +37,8 @@ from offroad_env.devices import configure_threads
 from wrappers import TerrainCurriculum
 
 from .agent import Agent
-from .algorithm import (RolloutBuffer, RunningEpisodes, bootstrap_truncated,  # noqa: F401
-                        compute_gae, rollout, update)
+from .algorithm import (Passes, RolloutBuffer, RunningEpisodes,  # noqa: F401
+                        bootstrap_truncated, compute_gae, rollout, update)
 from .checkpoint import (CHECKPOINT_FORMAT, CheckpointError, config_to_plain, load_checkpoint,
                          obs_layout, save_checkpoint, sim_config_plain)
 from .distributed import Dist, rank_seed
@@ -144,6 +144,7 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs) -> dict:
 
     N, T = cfg.num_envs, cfg.num_steps
     buf = RolloutBuffer.zeros(T, N, obs_dim, act_dim, device)
+    passes = Passes.make(cfg.compile_policy)
     term_names = list(env.unwrapped.reward_terms)
 
     # each rank its own streams; a resumed run continues from new seeds, not the first ones
@@ -171,10 +172,11 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs) -> dict:
             frac = 1.0 - iteration / n_iter
             optimizer.param_groups[0]["lr"] = frac * cfg.learning_rate
         t_roll = time.perf_counter()
-        obs, ended, term_sums = rollout(agent, env, obs, buf, episodes_now, cfg, term_names)
+        obs, ended, term_sums = rollout(agent, env, obs, buf, episodes_now, cfg, term_names,
+                                          passes)
         global_step += N * T * W
         rollout_s = time.perf_counter() - t_roll
-        stats, n_updates = update(agent, optimizer, buf, obs, cfg, ddp)
+        stats, n_updates = update(agent, optimizer, buf, obs, cfg, ddp, passes)
 
         elapsed = time.perf_counter() - t_start
         iter_s = time.perf_counter() - t_roll  # the rollout and the update

@@ -65,6 +65,10 @@ class PPOConfig:
             first, shortened episode is left out of the statistics).
         compile_env: ``torch.compile`` the environment's step (3-5x faster env steps at
             thousands of envs; the first iteration waits for the compile, tens of seconds).
+        compile_policy: ``torch.compile`` the agent's hot passes (:class:`train.algorithm.Passes`:
+            the rollout's forward pass, and each minibatch's loss with its backward pass): the
+            same functions up to float rounding; the first iteration waits for the compile
+            (about 20-40 s on a CPU).
         curriculum: train through terrain levels (:class:`wrappers.TerrainCurriculum`; the env's
             terrain must be level maps, as ``OffroadTraverse-v0``'s); the log gains
             ``mean_level``.
@@ -110,6 +114,7 @@ class PPOConfig:
     stats_window: int = 100
     spread_starts: bool = True
     compile_env: bool = False
+    compile_policy: bool = False
     curriculum: bool = False
     curriculum_init_level: int = 0
     env: dict = field(default_factory=dict)
