@@ -10,6 +10,9 @@ yaw_sincos      2    sin, cos of yaw                             [-1, 1]
 body_velocity   3    forward, left speed [m/s]; yaw rate [rad/s]  2x the maxima
 imu             6    specific force [m/s^2], rate [rad/s], sensor  +-10 g, +-20 rad/s
 goal            2    goal in the yaw-aligned body frame [m]      +-map diagonal
+goal_polar      3    the same goal as distance [m] and the       [0, map diagonal],
+                     cos, sin of its bearing (1, 0: dead ahead;  [-1, 1]
+                     at the goal itself (1, 0))
 command         2    commanded speed [m/s], yaw rate [rad/s]     the command ranges
 prev_action     A    the previous (clipped) action               [-1, 1]
 height_scan     nxy  terrain around base_link, relative [m]      +-clip
@@ -119,6 +122,23 @@ def _goal(state, maps, cfg):
     return torch.stack((c * dx + s * dy, -s * dx + c * dy), 1)
 
 
+def _goal_polar_spec(cfg, vehicle, maps, action_dim):
+    return 3, [0.0, -1.0, -1.0], [math.hypot(*maps.size), 1.0, 1.0]
+
+
+def _goal_polar(state, maps, cfg):
+    """Distance and bearing of the goal: its direction is a unit vector whatever the distance,
+    so a policy steers as precisely at 0.5 m as at 10 m (from ``goal``'s ``(dx, dy)`` a
+    network must divide by the distance itself)."""
+    g = _goal(state, maps, cfg)
+    d = torch.linalg.vector_norm(g, dim=1)
+    safe = d.clamp_min(1e-9)
+    near = d < 1e-9
+    c = torch.where(near, torch.ones_like(d), g[:, 0] / safe)
+    s = torch.where(near, torch.zeros_like(d), g[:, 1] / safe)
+    return torch.stack((d, c, s), 1)
+
+
 def _command(state, maps, cfg):
     return state.command
 
@@ -162,6 +182,7 @@ TERMS: dict[str, ObsTerm] = {
     "body_velocity": ObsTerm(_velocity_spec, _body_velocity),
     "imu": ObsTerm(_imu_spec, _imu),
     "goal": ObsTerm(_goal_spec, _goal),
+    "goal_polar": ObsTerm(_goal_polar_spec, _goal_polar),
     "command": ObsTerm(_command_spec, _command),
     "prev_action": ObsTerm(_action_spec, _prev_action),
     "height_scan": ObsTerm(_scan_spec, _height_scan),

@@ -57,6 +57,9 @@ class SuiteSpec:
         per_family: ``{family: {"size": [x, y], "resolution": [x, y],
             "max_start_slope_deg": d}}``, a family's own map grid and start slope (each
             default the suite's); empty in v0.
+        obs_terms: the observation terms a policy sees (``SimConfig.obs_terms``; None, as in
+            v0: the traverse task's). They change what a learned policy reads, not the tasks
+            or how they are judged; the baselines read their terms by name.
     """
 
     name: str = "offroad-bench-v0"
@@ -80,6 +83,7 @@ class SuiteSpec:
     seed: int = 0
     family_options: dict = field(default_factory=dict)
     per_family: dict = field(default_factory=dict)
+    obs_terms: tuple[str, ...] | None = None
     description: str = field(default="", compare=False)
 
     def __post_init__(self):
@@ -109,6 +113,13 @@ class SuiteSpec:
                     _PER_FAMILY):
                 raise ValueError(f"suite {self.name}: per_family[{fam!r}] must be a family of "
                                  f"the suite with some of {_PER_FAMILY}, got {own!r}")
+        if self.obs_terms is not None:
+            from offroad_env.observations import TERM_NAMES
+            terms = tuple(self.obs_terms)
+            if not terms or any(t not in TERM_NAMES for t in terms) or len(set(terms)) != len(
+                    terms):
+                raise ValueError(f"suite {self.name}: obs_terms must be distinct names from "
+                                 f"{TERM_NAMES}, got {self.obs_terms!r}")
         self.levels  # the families' config is checked where the spec enters
 
     def _family_config(self, size, resolution) -> terrain_pkg.FamilyConfig:
@@ -228,12 +239,13 @@ def suite_tasks(spec: SuiteSpec, maps: terrain_pkg.HeightMap) -> dict[str, np.nd
 def suite_config(spec: SuiteSpec, terrain_seed: int | None = None, **overrides) -> SimConfig:
     """The traverse config of ``spec`` (one grid: a group of :meth:`SuiteSpec.groups`, or
     :meth:`SuiteSpec.on_one_grid`): its vehicle, models, level stack, goal distances, margin
-    and stuck time. ``terrain_seed``: the maps' seed (default the suite's own: its test
-    maps; a training run draws other worlds of the same levels). ``overrides``: SimConfig
-    fields on top (:func:`offroad_env.make_config`)."""
+    and stuck time, and its observation terms. ``terrain_seed``: the maps' seed (default the
+    suite's own: its test maps; a training run draws other worlds of the same levels).
+    ``overrides``: SimConfig fields on top (:func:`offroad_env.make_config`)."""
     seed = spec.terrain_seed if terrain_seed is None else terrain_seed
+    own = {} if spec.obs_terms is None else {"obs_terms": tuple(spec.obs_terms)}
     cfg = make_config("traverse", vehicle=spec.vehicle, dynamics=spec.dynamics,
-                      ground=spec.ground, terrain=spec.levels, terrain_seed=seed)
+                      ground=spec.ground, terrain=spec.levels, terrain_seed=seed, **own)
     cfg = replace(cfg, task=replace(cfg.task, goal_distance=tuple(spec.goal_distance),
                                     spawn_margin=spec.margin, stuck_time=spec.stuck_time_s))
     return make_config("traverse", cfg, **overrides) if overrides else cfg

@@ -29,3 +29,27 @@ def test_every_term_computes_its_declared_size_within_its_bounds():
     for name, start, stop in layout:
         raw = TERMS[name].compute(s.state, s.maps, s.cfg)
         assert raw.shape == (3, stop - start), name
+
+
+def test_goal_polar_is_the_goal_as_distance_and_bearing():
+    """``goal_polar`` against ``goal``'s body-frame ``(dx, dy)``: ``(hypot, dx / d, dy / d)``,
+    a unit direction whatever the distance; at the goal itself, dead ahead ``(0, 1, 0)``."""
+    s = sim(5, obs_terms=("goal", "goal_polar"))
+    s.step(torch.rand(5, 2) * 2 - 1)
+    g = TERMS["goal"].compute(s.state, s.maps, s.cfg).double()
+    p = TERMS["goal_polar"].compute(s.state, s.maps, s.cfg).double()
+    d = torch.hypot(g[:, 0], g[:, 1])
+    torch.testing.assert_close(p[:, 0], d, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(p[:, 1] * d, g[:, 0], rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(p[:, 2] * d, g[:, 1], rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(p[:, 1] ** 2 + p[:, 2] ** 2, torch.ones(5, dtype=p.dtype))
+    # a goal 3 m dead astern reads (3, -1, 0); one on base_link itself reads (0, 1, 0)
+    st = s.state
+    bp = st.contact.base_position
+    c, sn = torch.cos(st.yaw), torch.sin(st.yaw)
+    st.goal_w = torch.stack((bp[:, 0] - 3 * c, bp[:, 1] - 3 * sn), 1).to(st.goal_w.dtype)
+    torch.testing.assert_close(TERMS["goal_polar"].compute(st, s.maps, s.cfg),
+                               torch.tensor([[3.0, -1.0, 0.0]] * 5), rtol=0, atol=1e-4)
+    st.goal_w = bp[:, :2].to(st.goal_w.dtype)
+    torch.testing.assert_close(TERMS["goal_polar"].compute(st, s.maps, s.cfg),
+                               torch.tensor([[0.0, 1.0, 0.0]] * 5), rtol=0, atol=1e-5)

@@ -66,6 +66,24 @@ def test_suite_options_are_checked_where_they_enter():
         replace(base, per_family={"rough": {"size": [8, 8]}})
     with pytest.raises(ValueError, match=r"per_family\['steps'\]"):
         replace(base, per_family={"steps": {"spacing": 0.01}})
+    with pytest.raises(ValueError, match="obs_terms must be distinct names from"):
+        replace(base, obs_terms=("goal", "goal_compass"))
+
+
+def test_a_suites_observation_terms_are_what_its_env_and_training_see():
+    """v1 names its observation (the traverse one with ``goal_polar``): the suite's env, a
+    group's and the training env of ``--suite`` all show it; v0 keeps the traverse task's."""
+    from train.envconfig import env_kwargs
+    spec = load_suite("offroad-bench-v1")
+    assert "goal_polar" in spec.obs_terms and "goal" in spec.obs_terms
+    small = replace(spec.groups()[2], pairs=1, worlds=1, num_levels=1)
+    names = [n for n, _, _ in suite_env(small, 2).unwrapped.obs_layout]
+    assert names == list(spec.obs_terms) + ["height_scan"]
+    cfg = env_kwargs("offroad_env/OffroadTraverse-v0", {"suite": "offroad-bench-v1"})["config"]
+    assert cfg.terms == tuple(names)
+    v0 = load_suite("offroad-bench-v0")
+    v0_env = suite_env(replace(v0, families=("slopes",), num_levels=1, worlds=1, pairs=1), 2)
+    assert v0.obs_terms is None and "goal_polar" not in v0_env.unwrapped.config.terms
 
 
 TINY = SuiteSpec(name="tiny-groups", dynamics="rigid_body", families=("slopes", "steps", "real"),

@@ -4,6 +4,7 @@ clearly, evaluation of the baselines, and (slow) learning on OffroadNav-v0."""
 import csv
 import dataclasses
 import json
+import math
 
 import pytest
 import torch
@@ -225,6 +226,76 @@ def test_compiled_env_training_matches_the_eager_run(tmp_path, monkeypatch):
     c = next(csv.DictReader(open(tmp_path / "c" / "progress.csv")))
     assert json.loads((tmp_path / "c" / "config.json").read_text())["compile_env"] is True
     for col in ("reward/progress", "reward/tilt", "value_loss"):
+        assert float(c[col]) == pytest.approx(float(e[col]), rel=1e-3, abs=1e-4), col
+
+
+def test_ppo_loss_is_the_clipped_surrogate_by_its_definition():
+    """:func:`train.algorithm.ppo_loss` against the clipped-surrogate loss computed by hand,
+    row by row, with the value loss and the statistics it reports."""
+    from train.algorithm import STATS, ppo_loss
+    torch.manual_seed(0)
+    agent = ppo.Agent(3, 2, (8,))
+    B = 6
+    z, act = torch.randn(B, 3), torch.randn(B, 2)
+    logp_old = torch.randn(B) * 0.3 - 2.0
+    adv, ret, val = torch.randn(B), torch.randn(B), torch.randn(B)
+    loss, stats = ppo_loss(agent, z, act, logp_old, adv, ret, val, 0.2, False, 0.5, 0.01)
+    with torch.no_grad():
+        mean = agent.actor_mean(z)
+        std = agent.actor_log_std.exp()
+        a_n = (adv - adv.mean()) / (adv.std() + 1e-8)
+        pg, kl, clipped = [], [], 0
+        for i in range(B):  # the log-density of a diagonal Gaussian, written out
+            lp = sum(-0.5 * ((act[i, j] - mean[i, j]) / std[j]) ** 2 - torch.log(std[j])
+                     - 0.5 * math.log(2 * math.pi) for j in range(2))
+            r = torch.exp(lp - logp_old[i])
+            pg.append(max(-a_n[i] * r, -a_n[i] * min(max(r, 0.8), 1.2)))
+            kl.append((r - 1) - torch.log(r))
+            clipped += int(abs(r - 1) > 0.2)
+        v = agent.critic(z).squeeze(-1)
+        v_loss = 0.5 * ((v - ret) ** 2).mean()
+        entropy = sum(0.5 + 0.5 * math.log(2 * math.pi) + torch.log(std[j]) for j in range(2))
+        want = torch.stack(pg).mean() + 0.5 * v_loss - 0.01 * entropy
+    assert float(loss) == pytest.approx(float(want), rel=1e-5, abs=1e-6)
+    got = dict(zip(STATS, stats.tolist()))
+    assert got["policy_loss"] == pytest.approx(float(torch.stack(pg).mean()), rel=1e-5, abs=1e-6)
+    assert got["value_loss"] == pytest.approx(float(v_loss), rel=1e-5)
+    assert got["entropy"] == pytest.approx(float(entropy), rel=1e-5)
+    assert got["approx_kl"] == pytest.approx(float(torch.stack(kl).mean()), rel=1e-4, abs=1e-7)
+    assert got["clip_frac"] == pytest.approx(clipped / B, rel=1e-6)
+    assert loss.requires_grad and not stats.requires_grad
+
+
+@pytest.mark.slow
+def test_compiled_passes_equal_the_eager_ones_and_train(tmp_path):
+    """``compile_policy``: the compiled rollout forward and minibatch loss (with its backward
+    pass) give the eager values and gradients up to rounding, and a run trains with them."""
+    from train.algorithm import Passes
+    torch.manual_seed(0)
+    agent = ppo.Agent(5, 2, (16, 16), action_map="twist")
+    eager, comp = Passes.make(False), Passes.make(True)
+    z = torch.randn(64, 5)
+    for a, b in zip(eager.heads(agent, z), comp.heads(agent, z)):
+        torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-6)
+    mb = (z, torch.randn(64, 2), torch.randn(64) - 2.0, torch.randn(64), torch.randn(64),
+          torch.randn(64))
+    grads = []
+    for p in (eager, comp):
+        agent.zero_grad(set_to_none=True)
+        loss, stats = p.loss(agent, *mb, 0.2, True, 0.5, 0.0)
+        loss.backward()
+        grads.append((loss.detach(), stats, [q.grad.clone() for q in agent.parameters()]))
+    (l0, s0, g0), (l1, s1, g1) = grads
+    torch.testing.assert_close(l1, l0, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(s1, s0, rtol=1e-4, atol=1e-6)
+    for x, y in zip(g0, g1):
+        torch.testing.assert_close(y, x, rtol=1e-4, atol=1e-6)
+    ppo.train(_smoke_cfg(tmp_path / "e", total_steps=16 * 8))
+    ppo.train(_smoke_cfg(tmp_path / "c", total_steps=16 * 8, compile_policy=True))
+    e = next(csv.DictReader(open(tmp_path / "e" / "progress.csv")))
+    c = next(csv.DictReader(open(tmp_path / "c" / "progress.csv")))
+    assert json.loads((tmp_path / "c" / "config.json").read_text())["compile_policy"] is True
+    for col in ("reward/progress", "value_loss", "policy_loss"):
         assert float(c[col]) == pytest.approx(float(e[col]), rel=1e-3, abs=1e-4), col
 
 
