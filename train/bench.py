@@ -260,10 +260,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="torch CPU threads (default 0: the physical cores, capped at the free ones)")
     p.add_argument("--no-progress", action="store_true",
                    help="no progress bar (by default one per policy on stderr, with its ETA)")
+    p.add_argument("--sampled", action="store_true",
+                   help="checkpoints act with actions sampled from their Gaussian, as in "
+                        "training (from a generator seeded by the suite's seed; default: the "
+                        "mean action); their default labels say '(sampled)'")
     return p
 
 
-def _policy(name: str, device):
+def _policy(name: str, device, sampled: bool = False, seed: int = 0):
     if name in POLICIES:
         return name
     from .checkpoint import load_checkpoint
@@ -271,7 +275,16 @@ def _policy(name: str, device):
     def make(env):
         agent, _ = load_checkpoint(name, env, device)  # the layout must be the suite env's
         agent.eval()
-        return lambda obs: agent.act(obs, deterministic=True)
+        if not sampled:
+            return lambda obs: agent.act(obs, deterministic=True)
+        gen = torch.Generator(device).manual_seed(seed)  # each grid group from the start
+
+        def act(obs):  # the training rollout's draw, from the bench's own generator
+            with torch.no_grad():
+                d = agent.distribution(obs)
+                noise = torch.randn(d.mean.shape, generator=gen, device=d.mean.device)
+                return agent.to_env(d.mean + d.stddev * noise)
+        return act
     if not Path(name).is_file():
         raise ValueError(f"policy {name!r} is neither one of {POLICIES} nor a checkpoint file")
     return make
@@ -291,10 +304,11 @@ def main(argv=None) -> int:
         for p in args.policy:
             label, sep, path = p.rpartition("=")
             if not sep or p in POLICIES or Path(p).is_file():
-                label, path = (p if p in POLICIES else Path(p).parent.name), p
+                label, path = (p if p in POLICIES else Path(p).parent.name
+                               + (" (sampled)" if args.sampled else "")), p
             if label in pols:
                 raise ValueError(f"two policies are labelled {label!r}; name them LABEL=PATH")
-            pols[label] = _policy(path, args.device)
+            pols[label] = _policy(path, args.device, args.sampled, spec.seed)
         notice_missing_extras()
         configure_threads(args.threads)
         results = {name: run_suite(spec, pol, args.device, progress=not args.no_progress,

@@ -114,6 +114,12 @@ def test_evaluate_runs_a_checkpoint_on_a_suite_named_by_policy(tmp_path, capsys)
     assert "| family | PPO tiny: success / tip-over / stuck" in (tmp_path / "lab" / "bench.md").read_text()
     assert bench.main(["--suite", str(spec), "--policy", str(ckpt), str(ckpt), "--out",
                        str(tmp_path / "dup")]) == 2
+    # --sampled: the training rollout's draws, seeded: two runs give the same JSON
+    for k in (1, 2):
+        assert bench.main(["--suite", str(spec), "--policy", str(ckpt), "--sampled", "--out",
+                           str(tmp_path / f"s{k}"), "--no-progress"]) == 0
+    s1, s2 = ((tmp_path / f"s{k}" / "bench.json").read_text() for k in (1, 2))
+    assert s1 == s2 and set(json.loads(s1)) == {"run (sampled)"}
     assert evaluate.main(["--suite", str(spec), "--policy", "no/such.pt", "--out",
                           str(tmp_path / "e2")]) == 2
     assert "neither a checkpoint file nor one of" in capsys.readouterr().err
