@@ -256,7 +256,7 @@ def test_ppo_loss_is_the_clipped_surrogate_by_its_definition():
         v_loss = 0.5 * ((v - ret) ** 2).mean()
         entropy = sum(0.5 + 0.5 * math.log(2 * math.pi) + torch.log(std[j]) for j in range(2))
         want = torch.stack(pg).mean() + 0.5 * v_loss - 0.01 * entropy
-    assert float(loss) == pytest.approx(float(want), rel=1e-5, abs=1e-6)
+    assert float(loss.detach()) == pytest.approx(float(want), rel=1e-5, abs=1e-6)
     got = dict(zip(STATS, stats.tolist()))
     assert got["policy_loss"] == pytest.approx(float(torch.stack(pg).mean()), rel=1e-5, abs=1e-6)
     assert got["value_loss"] == pytest.approx(float(v_loss), rel=1e-5)
