@@ -26,7 +26,7 @@ from .physics.vehicle import preset
 
 __all__ = ["SimConfig", "TaskConfig", "ImuConfig", "HeightScanConfig", "make_config", "TASKS",
            "rough_terrain", "family_config", "traverse_terrain", "DYNAMICS", "GROUND_METHODS",
-           "OBS_TERMS"]
+           "OBS_TERMS", "check_obs_terms"]
 
 
 #: the built-in vehicle models (``SimConfig.dynamics``); a plug-in registered later is accepted
@@ -168,6 +168,13 @@ class HeightScanConfig:
                 int(round(self.size[1] / self.resolution)) + 1)
 
 
+def check_obs_terms(terms) -> None:
+    """ValueError unless ``terms`` are distinct names of :data:`OBS_TERMS`."""
+    unknown = [t for t in terms if t not in OBS_TERMS]
+    if unknown or len(set(terms)) != len(terms):
+        raise ValueError(f"obs_terms must be distinct names from {OBS_TERMS}, got {terms!r}")
+
+
 @dataclass(frozen=True, kw_only=True)
 class SimConfig:
     """The whole simulator. Frozen: build a new one (``dataclasses.replace``) to change it.
@@ -265,10 +272,7 @@ class SimConfig:
         if not self.terms:
             raise ValueError("obs_terms is empty (and no height_scan): give at least one of "
                              f"{OBS_TERMS}")
-        unknown = [t for t in self.obs_terms if t not in OBS_TERMS]
-        if unknown or len(set(self.obs_terms)) != len(self.obs_terms):
-            raise ValueError(f"obs_terms must be distinct names from {OBS_TERMS}, got "
-                             f"{self.obs_terms!r}")
+        check_obs_terms(self.obs_terms)
         if self.nan_action not in ("raise", "zero"):
             raise ValueError(f"nan_action must be 'raise' or 'zero', got {self.nan_action!r}")
 

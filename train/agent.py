@@ -114,7 +114,14 @@ class Agent(nn.Module):
         return a
 
     @torch.no_grad()
-    def act(self, obs: torch.Tensor, deterministic: bool = False) -> torch.Tensor:
-        """The env's actions in [-1, 1] for raw observations ``(B, obs_dim)``."""
+    def act(self, obs: torch.Tensor, deterministic: bool = False,
+            generator: torch.Generator | None = None) -> torch.Tensor:
+        """The env's actions in [-1, 1] for raw observations ``(B, obs_dim)``: the mean, or a
+        sample (from ``generator`` when given, else torch's global one)."""
         d = self.distribution(obs)
-        return self.to_env(d.mean if deterministic else d.sample())
+        if deterministic:
+            return self.to_env(d.mean)
+        if generator is None:
+            return self.to_env(d.sample())
+        noise = torch.randn(d.mean.shape, generator=generator, device=d.mean.device)
+        return self.to_env(d.mean + d.stddev * noise)

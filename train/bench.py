@@ -278,13 +278,7 @@ def _policy(name: str, device, sampled: bool = False, seed: int = 0):
         if not sampled:
             return lambda obs: agent.act(obs, deterministic=True)
         gen = torch.Generator(device).manual_seed(seed)  # each grid group from the start
-
-        def act(obs):  # the training rollout's draw, from the bench's own generator
-            with torch.no_grad():
-                d = agent.distribution(obs)
-                noise = torch.randn(d.mean.shape, generator=gen, device=d.mean.device)
-                return agent.to_env(d.mean + d.stddev * noise)
-        return act
+        return lambda obs: agent.act(obs, generator=gen)
     if not Path(name).is_file():
         raise ValueError(f"policy {name!r} is neither one of {POLICIES} nor a checkpoint file")
     return make

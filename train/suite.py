@@ -21,7 +21,7 @@ import torch
 
 import terrain as terrain_pkg
 from offroad_env import OffroadVectorEnv, SimConfig, make_config
-from offroad_env.config import family_config
+from offroad_env.config import check_obs_terms, family_config
 
 __all__ = ["SuiteSpec", "load_suite", "suite_tasks", "suite_env", "suite_config",
            "suite_episode_steps", "SUITES_DIR"]
@@ -114,12 +114,10 @@ class SuiteSpec:
                 raise ValueError(f"suite {self.name}: per_family[{fam!r}] must be a family of "
                                  f"the suite with some of {_PER_FAMILY}, got {own!r}")
         if self.obs_terms is not None:
-            from offroad_env.observations import TERM_NAMES
-            terms = tuple(self.obs_terms)
-            if not terms or any(t not in TERM_NAMES for t in terms) or len(set(terms)) != len(
-                    terms):
-                raise ValueError(f"suite {self.name}: obs_terms must be distinct names from "
-                                 f"{TERM_NAMES}, got {self.obs_terms!r}")
+            try:
+                check_obs_terms(tuple(self.obs_terms))
+            except ValueError as exc:
+                raise ValueError(f"suite {self.name}: {exc}") from None
         self.levels  # the families' config is checked where the spec enters
 
     def _family_config(self, size, resolution) -> terrain_pkg.FamilyConfig:
