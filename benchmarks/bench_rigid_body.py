@@ -7,6 +7,12 @@ side by side in one process, the vector env at N = 4096 on the default 40 x 40 m
 Prints, per round, env-steps/s of each (compiled and eager), then the medians, the physical
 model's substeps per step and its cost per substep. Compiling the physical model takes minutes
 (its substeps are unrolled into one graph).
+
+Then the **paired ratio** (``--pairs``, default 40): the two models of a mode stepped in
+alternating blocks of a few steps each (about 0.1 s), the ratio of their rates taken per pair and
+the median of the pairs reported with its interquartile range. Load that comes and goes on a
+shared 2-core VM then hits both sides of a pair alike; the rounds' medians above, taken seconds
+apart, moved the ratio between 0.35 and 0.55 for the same code.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--eager-only", action="store_true")
+    ap.add_argument("--pairs", type=int, default=40)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     torch._dynamo.config.recompile_limit = 64
@@ -71,6 +78,41 @@ def main():
         label = "compiled" if comp else "eager"
         print(f"{label:9s} skid_steer + rigid_contact {ref:12,.0f}  rigid_body {phys:12,.0f}  "
               f"ratio {phys / ref:.2f}  ({1e9 / (phys * subs):.0f} ns per env-substep)")
+    for comp in modes:
+        ratios = paired_ratios(envs[("skid_steer + rigid_contact", comp)],
+                               envs[("rigid_body", comp)], acts, args.pairs)
+        q1, q2, q3 = statistics.quantiles(ratios, n=4)
+        print(f"{'compiled' if comp else 'eager':9s} paired ratio rigid_body / skid_steer + "
+              f"rigid_contact: median {q2:.3f} (interquartile {q1:.3f}-{q3:.3f}) over "
+              f"{len(ratios)} pairs")
+
+
+def paired_ratios(ref_env, env, acts, pairs: int, block_s: float = 0.1) -> list[float]:
+    """Per pair, ``rate(env) / rate(ref_env)`` of two back-to-back blocks of steps of about
+    ``block_s`` each (the order alternates from pair to pair)."""
+    def steps_for(e):
+        t0 = time.perf_counter()
+        e.step(acts)
+        return max(1, int(block_s / max(time.perf_counter() - t0, 1e-6)))
+
+    def block(e, k):
+        t0 = time.perf_counter()
+        for _ in range(k):
+            e.step(acts)
+        return k / (time.perf_counter() - t0)
+
+    out = []
+    with torch.inference_mode():
+        k_ref, k = steps_for(ref_env), steps_for(env)
+        for i in range(pairs):
+            if i % 2:
+                r_ref = block(ref_env, k_ref)
+                r = block(env, k)
+            else:
+                r = block(env, k)
+                r_ref = block(ref_env, k_ref)
+            out.append(r / r_ref)
+    return out
 
 
 if __name__ == "__main__":
