@@ -28,7 +28,8 @@ Families (``f`` the level fraction; defaults are the Husky's figures):
   max_sigma`` (default 1.5 wheel radii).
 * ``real``: windows of a real DEM (``dem``) of the map's size, level ``l`` those whose mean
   slope is in ``[l, l + 1) * real_max_slope_deg / L`` (:mod:`terrain.dem_windows`).
-* ``soft_soil``: the ``slopes`` hills at ``max_slope_deg = f * soil_slope_deg`` with patches of
+* ``soft_soil``: the ``slopes`` hills at ``max_slope_deg = f * soil_slope_deg``,
+  ``soil_hill_density`` of them per square metre, with patches of
   the soils ``soils`` (a material map, :mod:`terrain.materials`; the rest ``"hard"``) covering
   the fraction ``soil_cover = f * max_soil_cover`` of the map, blobs of about ``patch_size``
   across (thresholded Perlin noise), each soil on alternate patches. Only the physical vehicle
@@ -101,6 +102,8 @@ class FamilyConfig(TerrainConfig):
             dry-sand climb limit, about 20 deg, below its hard-ground one at mu 0.8, 37 deg).
         max_soil_cover: the fraction of a ``soft_soil`` map its top level covers with soil.
         patch_size: a soil patch's typical size [m].
+        soil_hill_density: ``soft_soil``'s hills per square metre (default 1/40, the
+            ``slopes`` family's).
         max_step: ``steps``' top ledge [m] (None: ``2 * wheel_radius``, as v0 of OffroadBench).
         max_wall_deg: ``ditches``' top wall [deg] (None: ``overshoot * pitch_limit_deg``).
         max_sigma: ``rough``'s top height standard deviation [m] (None: ``1.5 *
@@ -126,6 +129,7 @@ class FamilyConfig(TerrainConfig):
     soil_slope_deg: float = 30.0
     max_soil_cover: float = 0.6
     patch_size: float = 4.0
+    soil_hill_density: float = 1.0 / 40.0
     max_step: float | None = None
     max_wall_deg: float | None = None
     max_sigma: float | None = None
@@ -154,7 +158,7 @@ class FamilyConfig(TerrainConfig):
         if not (math.isfinite(self.max_soil_cover) and 0 < self.max_soil_cover <= 1):
             raise ValueError(f"max_soil_cover must be in (0, 1], got {self.max_soil_cover!r}")
         for name in ("wheel_radius", "wheel_base", "track_width", "overshoot", "hill_radius",
-                     "patch_size", "max_step", "max_wall_deg", "max_sigma",
+                     "patch_size", "soil_hill_density", "max_step", "max_wall_deg", "max_sigma",
                      "real_max_slope_deg"):
             v = getattr(self, name)
             if v is None and name.startswith("max_"):
@@ -235,7 +239,8 @@ def _slopes(cfg, spec, x, y, rng):
     """Raised-cosine hills whose steepest slope is the level's."""
     R = spec["hill_radius"]
     H = 2.0 * R * math.tan(math.radians(spec["max_slope_deg"])) / math.pi
-    return _mounds(cfg, x, y, _centres(cfg, rng, _count(cfg, 1 / 40)), H, R)
+    n = _count(cfg, spec.get("hill_density", 1 / 40))
+    return _mounds(cfg, x, y, _centres(cfg, rng, n), H, R)
 
 
 def _top(value, default):
@@ -299,7 +304,8 @@ def _rough(cfg, spec, x, y, rng):
 
 def _soft_soil_spec(cfg, f):
     return {"max_slope_deg": f * cfg.soil_slope_deg, "soil_cover": f * cfg.max_soil_cover,
-            "hill_radius": cfg.hill_radius, "patch_size": cfg.patch_size}
+            "hill_radius": cfg.hill_radius, "patch_size": cfg.patch_size,
+            "hill_density": cfg.soil_hill_density}
 
 
 def _soil_patches(cfg, spec, x, y, rng):
