@@ -42,6 +42,8 @@ def main():
     ap.add_argument("--eager-only", action="store_true")
     ap.add_argument("--pairs", type=int, default=40)
     args = ap.parse_args()
+    if args.pairs < 2:
+        ap.error(f"--pairs must be >= 2 (a median and quartiles), got {args.pairs}")
     torch.set_num_threads(args.threads)
     torch._dynamo.config.recompile_limit = 64
     n = args.n

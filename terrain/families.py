@@ -86,6 +86,10 @@ def register_family(name: str, spec: Callable[["FamilyConfig", float], dict], ma
     return register
 
 
+#: the ``slopes`` family's hills per square metre (``soft_soil``'s default too)
+SLOPES_HILL_DENSITY = 1.0 / 40.0
+
+
 @dataclass(frozen=True, kw_only=True)
 class FamilyConfig(TerrainConfig):
     """A terrain family and the vehicle figures its levels are scaled by.
@@ -129,7 +133,7 @@ class FamilyConfig(TerrainConfig):
     soil_slope_deg: float = 30.0
     max_soil_cover: float = 0.6
     patch_size: float = 4.0
-    soil_hill_density: float = 1.0 / 40.0
+    soil_hill_density: float = SLOPES_HILL_DENSITY
     max_step: float | None = None
     max_wall_deg: float | None = None
     max_sigma: float | None = None
@@ -239,7 +243,7 @@ def _slopes(cfg, spec, x, y, rng):
     """Raised-cosine hills whose steepest slope is the level's."""
     R = spec["hill_radius"]
     H = 2.0 * R * math.tan(math.radians(spec["max_slope_deg"])) / math.pi
-    n = _count(cfg, spec.get("hill_density", 1 / 40))
+    n = _count(cfg, spec.get("hill_density", SLOPES_HILL_DENSITY))
     return _mounds(cfg, x, y, _centres(cfg, rng, n), H, R)
 
 

@@ -34,7 +34,7 @@ def test_v1s_top_levels_are_stated_by_the_husky_on_its_ground():
     # soft-soil hills stay under atan(mu) (climbable on hard ground; the soils stop the Husky
     # near 20 deg on dry sand), and cover the whole map at the top level
     assert 30.0 < o["soil_slope_deg"] < traction and o["max_soil_cover"] == 1.0
-    # one soft-soil hill per 20 m^2, twice the slopes family's: with v0's density the
+    # one soft-soil hill per 20 m^2, twice the slopes family's: at the slopes' density the
     # straight line crossed level 9 in 50 of 100 tasks over five draws, the bar's edge
     assert o["soil_hill_density"] == pytest.approx(2 / 40)
     # real starts stand where the brake holds (below atan(mu))
