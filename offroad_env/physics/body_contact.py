@@ -40,11 +40,17 @@ def rim_support(cand, d, e, r: float):
     s_seg = u[:, :-1] - k * d0 + r * root
     ok = (d_t >= d0) & (d_t <= d1) & (cand[:, :-1] > -1e8) & (cand[:, 1:] > -1e8)
     s_seg = torch.where(ok, s_seg, torch.full_like(s_seg, -1e9))
-    s_pt, i_pt = cand.max(1)
-    s_sg, i_sg = s_seg.max(1)
+    # the highest point and segment (the first of equals), unrolled over the M samples so that
+    # a compiled step vectorises it (an argmax reduction stays a scalar loop)
+    s_pt, d_pt = cand[:, 0], d[0].expand_as(cand[:, 0])
+    for i in range(1, cand.shape[1]):
+        up = cand[:, i] > s_pt
+        s_pt, d_pt = torch.where(up, cand[:, i], s_pt), torch.where(up, d[i], d_pt)
+    s_sg, d_sg = s_seg[:, 0], d_t[:, 0]
+    for i in range(1, s_seg.shape[1]):
+        up = s_seg[:, i] > s_sg
+        s_sg, d_sg = torch.where(up, s_seg[:, i], s_sg), torch.where(up, d_t[:, i], d_sg)
     seg = s_sg > s_pt
-    d_pt = d.squeeze(1)[i_pt]
-    d_sg = d_t.gather(1, i_sg.unsqueeze(1)).squeeze(1)
     d_s = torch.where(seg, d_sg, d_pt)
     e_s = torch.sqrt((r * r - d_s * d_s).clamp_min(0.0))
     return torch.where(seg, s_sg, s_pt), d_s, e_s
@@ -71,13 +77,13 @@ def tyre_edges(s_w, H, zb, n, l_, r: float, half_w: float, maps, map_index):
     s0 = s_w.clamp_min(0.0)
     zbz = zb[2].clamp_min(0.1)
     base = tuple(H[i] + s0 * zb[i] - r * n[i] for i in range(3))
-    gap = []
-    for sgn in (1.0, -1.0):
-        # (height_slope, not height: a compiled step with height here corrupted the heap, torch
-        # 2.13's inductor on CPU; the slope is dropped unused)
-        g = maps.height_slope(base[0] + sgn * half_w * l_[0], base[1] + sgn * half_w * l_[1],
-                              map_index)[0] - (base[2] + sgn * half_w * l_[2])
-        gap.append(torch.where(torch.isnan(g), torch.full_like(g, -1e9), g))
+    # the two edges (+l, -l) in one lookup, (2, K, N). (height_slope, not height: a compiled
+    # step with height here corrupted the heap, torch 2.13's inductor on CPU; the slope is
+    # dropped unused)
+    edge = tuple(torch.stack((base[i] + half_w * l_[i], base[i] - half_w * l_[i]))
+                 for i in range(3))
+    g = maps.height_slope(edge[0], edge[1], map_index)[0] - edge[2]
+    gap = torch.where(torch.isnan(g), torch.full_like(g, -1e9), g)
     mid = (s_w - s0) * zbz  # the mid-plane's gap (0 on the ground; < 0 a wheel in the air)
     s = torch.maximum(s_w, s0 + torch.maximum(gap[0], gap[1]) / zbz)
     give = 2.0 * half_w * math.tan(EDGE_TILT)

@@ -197,11 +197,10 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
     brake = (targets == 0).all(0)
     group = 1.0 if coupling is None else coupling.sum(1, keepdim=True)
     give_free = r * r / (group * p.wheel_inertia)
-    c = list(s.pos.unbind(1))
-    v = list(s.vel.unbind(1))
-    w = list(s.ang_vel.unbind(1))
-    q = list(s.quat.unbind(1))
-    omega = s.wheel_omega.T if s.wheel_omega.stride(0) == 1 else s.wheel_omega.T.contiguous()
+    # each component a contiguous (N,) row: the fused loops that read them then vectorise over
+    # N (strided reads of (N, 3) rows made them scalar)
+    c, v, w, q = (list(_rows(t)) for t in (s.pos, s.vel, s.ang_vel, s.quat))
+    omega = torch.stack(_rows(s.wheel_omega))
     if coupling is not None:
         omega = group_sum(coupling, omega) / group
     d, e = layout.d, layout.e
@@ -415,10 +414,16 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
             "roof_contact": roof_down(c, q, layout.roof, maps, map_index)}
     if soil is not None:
         info["sinkage"] = z_rut
-    new = RigidBodyState(torch.stack(c, 1), torch.stack(q, 1), torch.stack(v, 1),
-                         torch.stack(w, 1), omega.T,
+    # (N, C) views of (C, N) memory: the layout the next step reads (column-major fields)
+    new = RigidBodyState(torch.stack(c).T, torch.stack(q).T, torch.stack(v).T,
+                         torch.stack(w).T, omega.T,
                          None if soil is None else z_rut.T)
     return new, info
+
+
+def _rows(t: torch.Tensor):
+    """The columns of ``t`` ``(N, C)`` as C contiguous ``(N,)`` tensors."""
+    return (t.T if t.stride(0) == 1 else t.T.contiguous()).unbind(0)
 
 
 def _pick(soft, on_soil, on_hard):

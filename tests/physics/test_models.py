@@ -85,7 +85,7 @@ def test_the_built_in_models_are_registered_in_order_with_their_fields():
     for name in ("unicycle", "ackermann", "skid_steer"):
         cls = model_class(name)
         assert issubclass(cls, GroundFollowing) and len(cls.action_labels) == 2
-    assert MODELS["skid_steer"].fields["wheel_omega"].wheel_major
+    assert MODELS["skid_steer"].fields["wheel_omega"].column_major
     with pytest.raises(ValueError, match="dynamics must be one of"):
         model_class("hovercraft")
 

@@ -595,3 +595,49 @@ def test_a_hole_ends_as_hole_and_a_wall_flips_the_physical_vehicle_backwards():
     assert ends["hole"][:2] == (EndReason.HOLE, 0.0)
     assert ends["wall"][:2] == (EndReason.TIP_OVER, 1.0)
     assert ends["wall"][2] < -60.0  # nose up: a backflip, not a roll
+
+
+# ------------------------------------------------------------------ layout of the fast path
+def test_the_highest_rim_support_is_found_as_an_argmax_would():
+    # rim_support takes the highest point and segment by an unrolled max over the samples (so
+    # that a compiled step vectorises it); a reference by torch's max over the sample axis
+    # (the first of equals) picks the same support, ties and holes (-1e9) included
+    from offroad_env.physics.body_contact import rim_support
+    gen = torch.Generator().manual_seed(4)
+    r = 0.165
+    d = torch.linspace(-0.16, 0.16, 7).unsqueeze(1)
+    e = torch.sqrt(r * r - d * d)
+    cand = torch.round(torch.rand(4, 7, 300, generator=gen) * 8) / 100 - 0.02  # many ties
+    cand[0, 2] = -1e9
+    s, d_s, e_s = rim_support(cand, d, e, r)
+    u = cand - e
+    k = (u[:, 1:] - u[:, :-1]) / (d[1:] - d[:-1])
+    root = torch.sqrt(1.0 + k * k)
+    d_t = r * k / root
+    s_seg = u[:, :-1] - k * d[:-1] + r * root
+    ok = (d_t >= d[:-1]) & (d_t <= d[1:]) & (cand[:, :-1] > -1e8) & (cand[:, 1:] > -1e8)
+    s_seg = torch.where(ok, s_seg, torch.full_like(s_seg, -1e9))
+    s_pt, i_pt = cand.max(1)
+    s_sg, i_sg = s_seg.max(1)
+    seg = s_sg > s_pt
+    ref_d = torch.where(seg, d_t.gather(1, i_sg.unsqueeze(1)).squeeze(1), d.squeeze(1)[i_pt])
+    assert torch.equal(s, torch.where(seg, s_sg, s_pt))
+    assert torch.equal(d_s, ref_d)
+    assert torch.equal(e_s, torch.sqrt((r * r - ref_d * ref_d).clamp_min(0.0)))
+    assert bool(seg.any()) and bool((~seg).any())
+
+
+def test_the_body_state_stays_column_major_through_steps_and_resets():
+    # the body's and wheels' state is stored as (N, C) views of (C, N) memory, the layout
+    # whose loops a compiled step vectorises over N and whose strides its guards hold: steps
+    # and autoresets (episodes of 3 steps) keep it
+    from offroad_env import OffroadVectorEnv
+    env = OffroadVectorEnv(num_envs=5, dynamics="rigid_body", max_episode_steps=3)
+    env.reset(seed=0)
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(7):
+        env.step(torch.rand(5, 2, generator=gen) * 2 - 1)
+    st = env.unwrapped.sim.state
+    for name in ("body_pos", "body_quat", "body_vel", "body_rate", "wheel_omega"):
+        t = getattr(st, name)
+        assert t.stride() == (1, 5), (name, t.stride())

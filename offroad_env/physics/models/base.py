@@ -44,15 +44,16 @@ class Field:
         kind: ``"float"`` (the simulator's dtype) or ``"int64"``.
         episodic: restarts at zero with each episode (False: kept, like the random stream).
         init: the value before the first reset: ``"zeros"`` or ``"eye"`` (3 x 3 identities).
-        wheel_major: an ``(N, K)`` field stored as a transposed view of ``(K, N)`` memory
-            (the layout the wheel loops of compiled kernels vectorize over N).
+        column_major: an ``(N, C)`` field stored as a transposed view of ``(C, N)`` memory,
+            each column contiguous (wheel spins, a body's x, y, z: the layout whose loops
+            compiled kernels vectorize over N).
     """
 
     shape: tuple = ()
     kind: str = "float"
     episodic: bool = True
     init: str = "zeros"
-    wheel_major: bool = False
+    column_major: bool = False
 
     def zeros(self, n: int, num_wheels: int, action_dim: int, dtype, device) -> torch.Tensor:
         """The tensor before the first reset."""
@@ -61,7 +62,7 @@ class Field:
         dt = torch.int64 if self.kind == "int64" else dtype
         if self.init == "eye":
             return torch.eye(dims[-1], dtype=dt, device=device).expand((n,) + dims).clone()
-        if self.wheel_major:
+        if self.column_major:
             return torch.zeros(dims[::-1] + (n,), dtype=dt, device=device).T
         return torch.zeros((n,) + dims, dtype=dt, device=device)
 

@@ -47,6 +47,7 @@ import math
 
 import torch
 
+from ..batch import merge_rows
 from ..drive import coupling_matrix, driven_mask, side_targets
 from ..ground import place
 from ..ground.contact import assemble
@@ -68,9 +69,12 @@ class RigidBody(VehicleModel):
     name = "rigid_body"
     action_labels = ("left wheel speed / speed",
                      "right wheel speed / steering angle / steering rate")
-    fields = {"body_pos": Field((3,)), "body_quat": Field((4,)), "body_vel": Field((3,)),
-              "body_rate": Field((3,)), "wheel_omega": Field(("K",), wheel_major=True),
-              "wheel_sinkage": Field(("K",), wheel_major=True), "steer_angle": Field(())}
+    fields = {"body_pos": Field((3,), column_major=True),
+              "body_quat": Field((4,), column_major=True),
+              "body_vel": Field((3,), column_major=True),
+              "body_rate": Field((3,), column_major=True),
+              "wheel_omega": Field(("K",), column_major=True),
+              "wheel_sinkage": Field(("K",), column_major=True), "steer_angle": Field(())}
     Params = RigidBodyParams
     support_from_loads = True
     judges_tip_over = True
@@ -226,27 +230,27 @@ class RigidBody(VehicleModel):
         q = quat_from_ypr(gc.yaw, gc.pitch, gc.roll).to(state.x.dtype)
         com = torch.tensor(self.vehicle.com, dtype=state.x.dtype, device=state.x.device)
         pos = gc.position + (gc.rotation @ com.reshape(1, 3, 1)).squeeze(2)
-        f = fresh.unsqueeze(1)
-        state.body_pos = torch.where(f, pos, state.body_pos)
-        state.body_quat = torch.where(f, q, state.body_quat)
-        state.body_vel = torch.where(f, torch.zeros_like(pos), state.body_vel)
-        state.body_rate = torch.where(f, torch.zeros_like(pos), state.body_rate)
-        state.wheel_omega = torch.where(f, torch.zeros_like(state.wheel_omega),
-                                        state.wheel_omega)
+        # (merge_rows keeps the fields' column-major layout)
+        state.body_pos = merge_rows(state.body_pos, pos, fresh)
+        state.body_quat = merge_rows(state.body_quat, q, fresh)
+        state.body_vel = merge_rows(state.body_vel, torch.zeros_like(pos), fresh)
+        state.body_rate = merge_rows(state.body_rate, torch.zeros_like(pos), fresh)
+        state.wheel_omega = merge_rows(state.wheel_omega, torch.zeros_like(state.wheel_omega),
+                                       fresh)
         ws = self._wheel_soils(state, maps, params)
         if self.params.soil is not None or ws is not None:
             # on soil each wheel starts in the rut of its static load at rest: the body goes
             # down and tilts by the plane fitted (least squares) to the ruts under the hubs
             # (the rest was found on the surface; wheels on different soils sink unequally)
             z0 = self._rest_sinkage(state.x, params, ws).expand_as(state.wheel_sinkage)
-            state.wheel_sinkage = torch.where(f, z0, state.wheel_sinkage)
+            state.wheel_sinkage = merge_rows(state.wheel_sinkage, z0, fresh)
             a, b, c = (z0 @ self._plane_fit(z0)).unbind(1)  # drop, its x and y slopes
             drop = torch.zeros_like(state.body_pos)
             drop[:, 2] = a
-            state.body_pos = torch.where(f, state.body_pos - drop, state.body_pos)
+            state.body_pos = merge_rows(state.body_pos, state.body_pos - drop, fresh)
             tilted = torch.stack(quat_step(state.body_quat.unbind(1),
                                            (-c, b, torch.zeros_like(b)), 1.0), 1)
-            state.body_quat = torch.where(f, tilted, state.body_quat)
+            state.body_quat = merge_rows(state.body_quat, tilted, fresh)
         return ws
 
     def _plane_fit(self, like) -> torch.Tensor:

@@ -27,7 +27,7 @@ class SkidSteer(GroundFollowing):
     name = "skid_steer"
     action_labels = ("left wheel speed", "right wheel speed")
     fields = {"vx_b": Field(), "vy_b": Field(), "yaw_rate": Field(),
-              "wheel_omega": Field(("K",), wheel_major=True)}
+              "wheel_omega": Field(("K",), column_major=True)}
     needs_loads = True
 
     def planar_step(self, state, vehicle, params, a):
