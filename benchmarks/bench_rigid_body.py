@@ -41,9 +41,13 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--eager-only", action="store_true")
     ap.add_argument("--pairs", type=int, default=40)
+    ap.add_argument("--block-s", type=float, default=1.0,
+                    help="seconds of steps in each block of a pair")
     args = ap.parse_args()
     if args.pairs < 2:
         ap.error(f"--pairs must be >= 2 (a median and quartiles), got {args.pairs}")
+    if not args.block_s > 0:
+        ap.error(f"--block-s must be > 0, got {args.block_s}")
     torch.set_num_threads(args.threads)
     torch._dynamo.config.recompile_limit = 64
     n = args.n
@@ -82,14 +86,14 @@ def main():
               f"ratio {phys / ref:.2f}  ({1e9 / (phys * subs):.0f} ns per env-substep)")
     for comp in modes:
         ratios = paired_ratios(envs[("skid_steer + rigid_contact", comp)],
-                               envs[("rigid_body", comp)], acts, args.pairs)
+                               envs[("rigid_body", comp)], acts, args.pairs, args.block_s)
         q1, q2, q3 = statistics.quantiles(ratios, n=4)
         print(f"{'compiled' if comp else 'eager':9s} paired ratio rigid_body / skid_steer + "
               f"rigid_contact: median {q2:.3f} (interquartile {q1:.3f}-{q3:.3f}) over "
-              f"{len(ratios)} pairs")
+              f"{len(ratios)} pairs of {args.block_s:g}-s blocks")
 
 
-def paired_ratios(ref_env, env, acts, pairs: int, block_s: float = 0.1) -> list[float]:
+def paired_ratios(ref_env, env, acts, pairs: int, block_s: float = 1.0) -> list[float]:
     """Per pair, ``rate(env) / rate(ref_env)`` of two back-to-back blocks of steps of about
     ``block_s`` each (the order alternates from pair to pair)."""
     def steps_for(e):
