@@ -3,16 +3,18 @@ side by side in one process, the vector env at N = 4096 on the default 40 x 40 m
 (0.1 m grid), float32, default tip rule (force-angle), NEXT_STEP autoreset, random actions.
 
     python benchmarks/bench_rigid_body.py [--n 4096] [--rounds 3] [--seconds 3] [--eager-only]
+        [--pairs 40] [--block-s 1.0]
 
 Prints, per round, env-steps/s of each (compiled and eager), then the medians, the physical
 model's substeps per step and its cost per substep. Compiling the physical model takes minutes
 (its substeps are unrolled into one graph).
 
 Then the **paired ratio** (``--pairs``, default 40): the two models of a mode stepped in
-alternating blocks of a few steps each (about 0.1 s), the ratio of their rates taken per pair and
-the median of the pairs reported with its interquartile range. Load that comes and goes on a
-shared 2-core VM then hits both sides of a pair alike; the rounds' medians above, taken seconds
-apart, moved the ratio between 0.35 and 0.55 for the same code.
+alternating blocks of steps of about ``--block-s`` seconds each (default 1; a block of 0.1 s held
+2 rigid_body steps, and the cache's refill after each switch weighed on them), the ratio of their
+rates taken per pair and the median of the pairs reported with its interquartile range. Load
+that comes and goes on a shared 2-core VM then hits both sides of a pair alike; the rounds'
+medians above, taken seconds apart, moved the ratio between 0.35 and 0.55 for the same code.
 """
 
 from __future__ import annotations
