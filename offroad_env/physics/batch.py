@@ -27,6 +27,10 @@ def merge_rows(base: torch.Tensor, rows: torch.Tensor, mask: torch.Tensor | None
     ``index_copy`` may return other strides)."""
     if idx is not None:
         return base.clone().index_copy_(0, idx, rows)
+    if base.ndim == 2 and base.stride(0) == 1 and not base.is_contiguous():
+        # a column-major field ((N, C) view of (C, N) memory): merged as (C, N), without out=
+        # (which a compiled step cannot trace for this layout: a graph break)
+        return torch.where(mask, rows.T, base.T).contiguous().T
     return torch.where(mask.view((-1,) + (1,) * (base.ndim - 1)), rows, base,
                        out=torch.empty_like(base))
 

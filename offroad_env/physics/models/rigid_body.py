@@ -47,6 +47,7 @@ import math
 
 import torch
 
+from ..batch import merge_rows
 from ..drive import coupling_matrix, driven_mask, side_targets
 from ..ground import place
 from ..ground.contact import assemble
@@ -229,11 +230,11 @@ class RigidBody(VehicleModel):
         q = quat_from_ypr(gc.yaw, gc.pitch, gc.roll).to(state.x.dtype)
         com = torch.tensor(self.vehicle.com, dtype=state.x.dtype, device=state.x.device)
         pos = gc.position + (gc.rotation @ com.reshape(1, 3, 1)).squeeze(2)
-        state.body_pos = _merge_columns(state.body_pos, pos, fresh)
-        state.body_quat = _merge_columns(state.body_quat, q, fresh)
-        state.body_vel = _merge_columns(state.body_vel, torch.zeros_like(pos), fresh)
-        state.body_rate = _merge_columns(state.body_rate, torch.zeros_like(pos), fresh)
-        state.wheel_omega = _merge_columns(state.wheel_omega,
+        state.body_pos = merge_rows(state.body_pos, pos, fresh)
+        state.body_quat = merge_rows(state.body_quat, q, fresh)
+        state.body_vel = merge_rows(state.body_vel, torch.zeros_like(pos), fresh)
+        state.body_rate = merge_rows(state.body_rate, torch.zeros_like(pos), fresh)
+        state.wheel_omega = merge_rows(state.wheel_omega,
                                            torch.zeros_like(state.wheel_omega), fresh)
         ws = self._wheel_soils(state, maps, params)
         if self.params.soil is not None or ws is not None:
@@ -241,14 +242,14 @@ class RigidBody(VehicleModel):
             # down and tilts by the plane fitted (least squares) to the ruts under the hubs
             # (the rest was found on the surface; wheels on different soils sink unequally)
             z0 = self._rest_sinkage(state.x, params, ws).expand_as(state.wheel_sinkage)
-            state.wheel_sinkage = _merge_columns(state.wheel_sinkage, z0, fresh)
+            state.wheel_sinkage = merge_rows(state.wheel_sinkage, z0, fresh)
             a, b, c = (z0 @ self._plane_fit(z0)).unbind(1)  # drop, its x and y slopes
             drop = torch.zeros_like(state.body_pos)
             drop[:, 2] = a
-            state.body_pos = _merge_columns(state.body_pos, state.body_pos - drop, fresh)
+            state.body_pos = merge_rows(state.body_pos, state.body_pos - drop, fresh)
             tilted = torch.stack(quat_step(state.body_quat.unbind(1),
                                            (-c, b, torch.zeros_like(b)), 1.0), 1)
-            state.body_quat = _merge_columns(state.body_quat, tilted, fresh)
+            state.body_quat = merge_rows(state.body_quat, tilted, fresh)
         return ws
 
     def _plane_fit(self, like) -> torch.Tensor:
@@ -337,10 +338,3 @@ class RigidBody(VehicleModel):
         vx = R[0][0] * v[0] + R[1][0] * v[1] + R[2][0] * v[2]
         vy = R[0][1] * v[0] + R[1][1] * v[1] + R[2][1] * v[2]
         return torch.stack((vx, vy, state.body_rate[:, 2]), 1)
-
-
-def _merge_columns(base: torch.Tensor, rows: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """``base`` ``(N, C)`` with the rows where ``mask`` ``(N,)`` is set taken from ``rows``, as
-    an ``(N, C)`` view of ``(C, N)`` memory (a column-major field's layout; written without
-    ``out=``, which a compiled step cannot trace for such a layout)."""
-    return torch.where(mask, rows.T, base.T).contiguous().T
