@@ -368,10 +368,16 @@ class HeightMap:
         if offset is not None:
             base = base + offset.to(self._index_dtype)
         shape = base.shape
-        # (4, P) flat indices of the corners 00, 10, 01, 11: one gather for all of them.
-        idx = base.reshape(1, -1) + self._tap_offsets
+        # the corners 00, 10, 01, 11; eager: one gather of (4, P) indices (one dispatch);
+        # compiled: a gather per corner, fused by inductor into one loop over the points that
+        # reads a point's taps together: the same values, faster (BENCHMARKS.md, terrain)
         try:
-            taps = torch.index_select(self._table, 0, idx.view(-1)).view(4, *shape)
+            if torch.compiler.is_compiling():
+                taps = [torch.index_select(self._table, 0, (base + o).reshape(-1)).view(shape)
+                        for o in (0, 1, g.nx, g.nx + 1)]
+            else:
+                idx = base.reshape(1, -1) + self._tap_offsets
+                taps = torch.index_select(self._table, 0, idx.view(-1)).view(4, *shape)
         except (RuntimeError, IndexError) as exc:  # map index out of range (tensor path)
             raise IndexError(
                 f"map_index out of range for a stack of {len(self)} maps") from exc

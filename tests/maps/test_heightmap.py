@@ -244,3 +244,26 @@ def test_translated_moves_the_surface_and_keeps_float64_digits_in_float32():
     assert torch.allclose(got, want, atol=1e-5)  # float32 at ~56 m; at 3000 m the ulp is 2.4e-4
     with pytest.raises(ValueError, match="finite"):
         hm.translated(float("nan"))
+
+
+def test_compiled_lookups_read_the_same_taps_as_eager():
+    """Compiled, the lookup gathers each corner on its own (inductor fuses the four into one loop
+    over the points); eager gathers the (4, P) corners at once. The taps, the fractions and the
+    out-of-grid coordinates must be the same values, holes (NaN) and a stack's map index
+    included, and the heights and slopes agree to float32 rounding."""
+    rng = np.random.default_rng(5)
+    z = rng.normal(size=(3, 9, 7)).astype(np.float32)
+    z[1, 4, 3] = np.nan
+    st = HeightMap.stack([HeightMap(z[k], 0.25, z_offset=float(k)) for k in range(3)])
+    g = torch.Generator().manual_seed(0)
+    x = torch.rand(5, 64, generator=g) * 2.4 - 0.3  # some points off the grid
+    y = (torch.rand(64, 5, generator=g) * 3.0 - 0.3).T  # a strided query (as the env's)
+    idx = torch.randint(0, 3, (64,), generator=g)
+    fn = torch.compile(lambda x, y, i: (st._cells(x, y, i), st.height_slope(x, y, i)),
+                       fullgraph=True, dynamic=False)
+    (cells_c, hs_c), cells_e = fn(x, y, idx), st._cells(x, y, idx)
+    for c, e in zip(cells_c, cells_e):
+        assert torch.equal(c.isnan(), e.isnan()) and torch.equal(c.nan_to_num(), e.nan_to_num())
+    assert bool(cells_e[0].isnan().any())  # the hole is queried
+    for c, e in zip(hs_c, st.height_slope(x, y, idx)):
+        torch.testing.assert_close(c, e, rtol=1e-5, atol=1e-5, equal_nan=True)
