@@ -125,7 +125,8 @@ class HeightMap:
             self._table = (h + self._z_offset[:, None, None]).reshape(-1)
         # int32 indices halve the memory traffic of the gather when the table allows them.
         self._index_dtype = torch.int32 if self._table.numel() + nx + 1 < 2**31 else torch.int64
-        self._tap_offsets = torch.tensor([0, 1, nx, nx + 1], dtype=self._index_dtype,
+        self._taps = (0, 1, nx, nx + 1)  # flat offsets of a cell's corners 00, 10, 01, 11
+        self._tap_offsets = torch.tensor(self._taps, dtype=self._index_dtype,
                                          device=h.device).view(4, 1)
 
     # ------------------------------------------------------------------ construction helpers
@@ -374,7 +375,7 @@ class HeightMap:
         try:
             if torch.compiler.is_compiling():
                 taps = [torch.index_select(self._table, 0, (base + o).reshape(-1)).view(shape)
-                        for o in (0, 1, g.nx, g.nx + 1)]
+                        for o in self._taps]
             else:
                 idx = base.reshape(1, -1) + self._tap_offsets
                 taps = torch.index_select(self._table, 0, idx.view(-1)).view(4, *shape)

@@ -234,8 +234,8 @@ class RigidBody(VehicleModel):
         state.body_quat = merge_rows(state.body_quat, q, fresh)
         state.body_vel = merge_rows(state.body_vel, torch.zeros_like(pos), fresh)
         state.body_rate = merge_rows(state.body_rate, torch.zeros_like(pos), fresh)
-        state.wheel_omega = merge_rows(state.wheel_omega,
-                                           torch.zeros_like(state.wheel_omega), fresh)
+        state.wheel_omega = merge_rows(state.wheel_omega, torch.zeros_like(state.wheel_omega),
+                                       fresh)
         ws = self._wheel_soils(state, maps, params)
         if self.params.soil is not None or ws is not None:
             # on soil each wheel starts in the rut of its static load at rest: the body goes
