@@ -1,10 +1,13 @@
 """Test-session setup that must run before torch is imported.
 
-torch picks its vectorised CPU kernels (SLEEF ``atan2``, ``exp``, ...) by the processor's widest
-instruction set, and the AVX-512 and AVX2 kernels differ in the last bit of some results. The
-golden trajectories (``tests/golden_cases.py``) are recorded with the AVX2 kernels, so the tests
-pin them: the records then hold bit for bit on AVX2 and AVX-512 machines alike. A user's own
-setting of ``ATEN_CPU_CAPABILITY`` is kept.
+The kernels: torch picks its vectorised CPU kernels (SLEEF ``atan2``, ``pow``, reductions) by
+the processor's widest instruction set, and routes ``sqrt``, ``atan``, ``exp``, ``log``,
+``tanh`` and matrix products through MKL, which picks its own code path by the processor. The
+tests pin both, ``ATEN_CPU_CAPABILITY=avx2`` and ``MKL_CBWR=COMPATIBLE``, so that x86-64
+machines compute alike as far as they can; the golden trajectories hold across the rest within
+a measured envelope (``tests/test_golden.py`` says what differs and how it was measured). A
+user's own setting of either variable is kept (``ATEN_CPU_CAPABILITY=default make test`` runs
+the suite on the scalar kernels).
 """
 
 import os
@@ -14,5 +17,6 @@ from pathlib import Path
 # the shared helpers (golden_cases, ground_util) import from any test folder
 sys.path.insert(0, str(Path(__file__).parent))
 
-if "torch" not in sys.modules:  # torch reads the variable once, when it loads
+if "torch" not in sys.modules:  # torch and MKL read the variables once, when they load
     os.environ.setdefault("ATEN_CPU_CAPABILITY", "avx2")
+    os.environ.setdefault("MKL_CBWR", "COMPATIBLE")

@@ -40,6 +40,7 @@ import math
 
 import torch
 
+from .rotations import matvec3
 from .vehicle import Vehicle
 
 __all__ = ["static_tip_limits", "ledge_climb_limit", "net_force", "friction_limited_force",
@@ -258,7 +259,9 @@ def hub_positions(gc, vehicle) -> torch.Tensor:
     R = gc.rotation
     wp = torch.tensor([(float(x), float(y)) for x, y in vehicle.wheel_positions], dtype=R.dtype,
                       device=R.device)
-    return gc.position.unsqueeze(1) + torch.einsum("nij,kj->nki", R[:, :, :2], wp)
+    # elementwise, not einsum: a BLAS product rounds by the CPU it runs on (tests/test_golden.py)
+    return (gc.position.unsqueeze(1) + R[:, None, :, 0] * wp[None, :, 0:1]
+            + R[:, None, :, 1] * wp[None, :, 1:2])
 
 
 def contact_margin(gc, vehicle, rigid: bool, accel_b: torch.Tensor | None, gravity: float,
@@ -286,7 +289,7 @@ def contact_margin(gc, vehicle, rigid: bool, accel_b: torch.Tensor | None, gravi
     com_b = torch.stack(torch.broadcast_tensors(*(
         torch.as_tensor(rows(c), dtype=R.dtype, device=R.device) + torch.zeros_like(R[:, 0, 0])
         for c in vehicle.com)), 1)
-    com_w = gc.position + (R @ com_b.unsqueeze(2)).squeeze(2)
+    com_w = gc.position + matvec3(R, com_b)
     r = torch.as_tensor(rows(vehicle.wheel_radius), dtype=R.dtype, device=R.device)
     hubs = gc.wheel_position if rigid else hub_positions(gc, vehicle)
     up = torch.zeros_like(hubs)
@@ -304,7 +307,7 @@ def contact_margin(gc, vehicle, rigid: bool, accel_b: torch.Tensor | None, gravi
     else:
         loaded = ~gc.wheel_hole
     acc = (torch.zeros_like(com_w) if accel_b is None
-           else (R @ accel_b.unsqueeze(2)).squeeze(2))
+           else matvec3(R, accel_b))
     if mu is None:
         return (force_angle_margin(pts, loaded, com_w, acc, gravity, table),
                 torch.zeros_like(com_w[:, 0]))

@@ -57,7 +57,7 @@ from terrain.materials import HARD, material_at
 
 from ..soil import inverse_table, sinkage
 from ..soil_contact import check_tyre_width, soil_table, wheel_soils
-from ..rotations import quat_from_ypr, quat_step, rotation_entries, vrot, ypr_from_entries
+from ..rotations import matvec3, quat_from_ypr, quat_step, rotation_entries, vrot, ypr_from_entries
 from ..stability import edge_table, force_angle_margin
 from .base import Drive, Field, ModelStep, VehicleModel, register_model
 
@@ -217,7 +217,7 @@ class RigidBody(VehicleModel):
         gc, R = self._contact(state, maps, info)
         # the step's mean acceleration of the centre of mass, in the body frame at its end
         acc_w = (s.vel - s0.vel) / cfg.dt
-        accel_b = (R.transpose(1, 2) @ acc_w.unsqueeze(2)).squeeze(2)
+        accel_b = matvec3(R.transpose(1, 2), acc_w)
         drive = Drive(info["kappa"].T, info["torque"].T, s.wheel_omega)
         return ModelStep(gc, drive, self.body_velocity(state), accel_b)
 
@@ -229,7 +229,7 @@ class RigidBody(VehicleModel):
         gc = state.contact
         q = quat_from_ypr(gc.yaw, gc.pitch, gc.roll).to(state.x.dtype)
         com = torch.tensor(self.vehicle.com, dtype=state.x.dtype, device=state.x.device)
-        pos = gc.position + (gc.rotation @ com.reshape(1, 3, 1)).squeeze(2)
+        pos = gc.position + matvec3(gc.rotation, com)
         state.body_pos = merge_rows(state.body_pos, pos, fresh)
         state.body_quat = merge_rows(state.body_quat, q, fresh)
         state.body_vel = merge_rows(state.body_vel, torch.zeros_like(pos), fresh)
@@ -243,7 +243,10 @@ class RigidBody(VehicleModel):
             # (the rest was found on the surface; wheels on different soils sink unequally)
             z0 = self._rest_sinkage(state.x, params, ws).expand_as(state.wheel_sinkage)
             state.wheel_sinkage = merge_rows(state.wheel_sinkage, z0, fresh)
-            a, b, c = (z0 @ self._plane_fit(z0)).unbind(1)  # drop, its x and y slopes
+            P = self._plane_fit(z0)
+            # drop, its x and y slopes: z0 @ P summed wheel by wheel (a BLAS product rounds
+            # by the CPU it runs on)
+            a, b, c = sum(z0[:, k:k + 1] * P[k] for k in range(P.shape[0])).unbind(1)
             drop = torch.zeros_like(state.body_pos)
             drop[:, 2] = a
             state.body_pos = merge_rows(state.body_pos, state.body_pos - drop, fresh)
@@ -258,9 +261,9 @@ class RigidBody(VehicleModel):
         key = ("plane", like.dtype, like.device)
         if key not in self._cache:
             v = self.vehicle
-            A = torch.tensor([[1.0, x - v.com[0], y - v.com[1]] for x, y in v.wheel_positions],
-                             dtype=torch.float64)
-            self._cache[key] = torch.linalg.pinv(A).T.to(like.dtype).to(like.device)
+            rows = [(1.0, x - v.com[0], y - v.com[1]) for x, y in v.wheel_positions]
+            self._cache[key] = torch.tensor(_least_squares_rows(rows), dtype=like.dtype,
+                                            device=like.device)
         return self._cache[key]
 
     def _rest_sinkage(self, like, params=None, ws=None) -> torch.Tensor:
@@ -338,3 +341,19 @@ class RigidBody(VehicleModel):
         vx = R[0][0] * v[0] + R[1][0] * v[1] + R[2][0] * v[2]
         vy = R[0][1] * v[0] + R[1][1] * v[1] + R[2][1] * v[2]
         return torch.stack((vx, vy, state.body_rate[:, 2]), 1)
+
+
+def _least_squares_rows(rows) -> list[list[float]]:
+    """``A (A^T A)^-1`` (the transposed pseudo-inverse, ``(K, 3)``) of a full-rank ``(K, 3)``
+    ``A`` given as K rows of floats, in Python floats: IEEE double arithmetic, the same on
+    every machine (a LAPACK SVD rounds by the CPU it runs on)."""
+    G = [[sum(r[i] * r[j] for r in rows) for j in range(3)] for i in range(3)]
+    cof = [[G[(i + 1) % 3][(j + 1) % 3] * G[(i + 2) % 3][(j + 2) % 3]
+            - G[(i + 1) % 3][(j + 2) % 3] * G[(i + 2) % 3][(j + 1) % 3] for j in range(3)]
+           for i in range(3)]
+    det = sum(G[0][j] * cof[0][j] for j in range(3))
+    if not abs(det) > 1e-12 * max(1.0, max(abs(g) for row in G for g in row)) ** 3:
+        raise ValueError("the wheels' hubs are collinear: no plane fits their ruts")
+    inv = [[cof[j][i] / det for j in range(3)] for i in range(3)]  # G symmetric: adj = cof^T
+    return [[sum(r[k] * inv[k][j] for k in range(3)) for j in range(3)] for r in rows]
+
