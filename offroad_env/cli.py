@@ -209,11 +209,16 @@ def build_parser() -> argparse.ArgumentParser:
                       help="overwrite the outputs of an earlier demo in --out")
     demo.add_argument("--terrain", default="peaks",
                       help="a generator name (" + ", ".join(n for n in GENERATORS if n != "sum")
-                      + ") or a map file (.png/.npy/.txt); default %(default)s, the seed's map")
+                      + ") or a map file (" + "/".join(terrain.MAP_SUFFIXES)
+                      + "); default %(default)s, the seed's map")
     demo.add_argument("--vehicle", default="husky",
                       help=f"a preset ({', '.join(PRESETS)}) or a .urdf file (default husky)")
-    demo.add_argument("--dynamics", default="ackermann", choices=list(DYNAMICS))
-    demo.add_argument("--ground", default="four_wheel", choices=list(GROUND_METHODS))
+    demo.add_argument("--dynamics", default="ackermann", choices=list(DYNAMICS),
+                      help="the vehicle model of the drive and the env (%(choices)s; default "
+                           "%(default)s)")
+    demo.add_argument("--ground", default="four_wheel", choices=list(GROUND_METHODS),
+                      help="ground following of the kinematic models (%(choices)s; default "
+                           "%(default)s)")
     demo.add_argument("--duration", type=float, default=30.0,
                       help="seconds of the drive (default %(default)s, the seed's)")
     demo.add_argument("--no-plots", action="store_true", help="skip the matplotlib figures")

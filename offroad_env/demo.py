@@ -14,7 +14,8 @@ then the batched environment.
    pitch, z range), a CSV log (time, translation, rotation angles, IMU), the seed's plots
    (elevation, roll and pitch, yaw, the 3-D terrain with the path, a top-down map) and an
    animation of the drive (``drive.gif``, and ``drive.mp4`` with an ffmpeg writer).
-3. The environment: ``OffroadNav-v0`` as a vector env of 256 vehicles under a random policy;
+3. The environment: ``OffroadNav-v0``'s task as a vector env of 256 vehicles under a random
+   policy, on the same map with the same vehicle, model and ground following as the drive;
    steps per second, episode ends by reason, and one rendered frame.
 """
 
@@ -246,8 +247,10 @@ def run(out: Path, seed: int = 0, envs: int = 256, steps: int = 200, terrain_spe
                                      seconds=animation_s)
     # 3. the environment
     from .vector_env import OffroadVectorEnv
+    # the map and the model the drive had: every part simulates what it was given
     env = OffroadVectorEnv(num_envs=envs, max_episode_steps=100, render_mode="rgb_array",
-                           vehicle=vehicle)
+                           vehicle=vehicle, dynamics=dynamics, ground=ground,
+                           heightmap=hm.to(dtype=torch.float32))
     env.reset(seed=seed)
     g = torch.Generator().manual_seed(seed)
     ends = {r.label: 0 for r in EndReason if r != EndReason.NONE}
@@ -265,8 +268,12 @@ def run(out: Path, seed: int = 0, envs: int = 256, steps: int = 200, terrain_spe
     from PIL import Image
     Image.fromarray(env.render()[0]).save(out / "env_frame.png")
     written += ["env_frame.png", "report.json"]
+    cfg = env.config  # what the env simulated, read back from it
     report["env"] = {"num_envs": envs, "steps": steps, "env_steps_per_s": envs * steps / dt,
-                     "episode_ends": ends, "mean_return_per_env": float(returns.mean())}
+                     "episode_ends": ends, "mean_return_per_env": float(returns.mean()),
+                     "vehicle": cfg.vehicle, "dynamics": cfg.dynamics, "ground": cfg.ground,
+                     "map_bounds": list(env.terrain.bounds),
+                     "map_samples": [env.terrain.nx, env.terrain.ny]}
     report["written"] = written
     (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
     return report

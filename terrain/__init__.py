@@ -32,11 +32,12 @@ from .families import (
 )
 from .materials import HARD, material_at, soft_materials
 from .heightmap import INTERPOLATIONS, HeightMap, stack
-from .io import DEFAULT_MAX_PIXELS, TerrainFileError, load, save, sidecar_path
+from .io import DEFAULT_MAX_PIXELS, MAP_SUFFIXES, TerrainFileError, load, save, sidecar_path
 from .preview import HOLE_COLOUR, hillshade, preview_image, save_preview, statistics
 
 __all__ = [
     "HeightMap", "stack", "INTERPOLATIONS", "load", "save", "sidecar_path", "TerrainFileError",
+    "MAP_SUFFIXES",
     "DEFAULT_MAX_PIXELS", "TerrainConfig", "FlatConfig", "PlaneConfig", "PeaksConfig",
     "PerlinConfig", "BumpsConfig", "RocksConfig", "StepsConfig", "HolesConfig", "SumConfig",
     "GENERATORS", "generate", "make_heightmap", "HOLE_COLOUR", "hillshade", "preview_image", "save_preview",

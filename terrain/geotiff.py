@@ -46,6 +46,12 @@ def _tifffile(path):
     return tifffile
 
 
+def _compression(page) -> str:
+    """The name of a TIFF page's compression (``LZW``, ``ADOBE_DEFLATE``, ...)."""
+    c = getattr(page, "compression", None)
+    return getattr(c, "name", str(c))
+
+
 def metres_per_degree(lat_deg: float) -> tuple[float, float]:
     """WGS 84 ``(east, north)`` metres per degree of longitude and latitude at ``lat_deg``."""
     p = math.radians(lat_deg)
@@ -96,6 +102,10 @@ def _read_geotiff(path, max_pixels, fail) -> dict:
         try:
             raw = page.asarray()
         except Exception as exc:
+            if "imagecodecs" in str(exc):
+                raise fail(f"the samples are compressed ({_compression(page)}), and decoding "
+                           "them needs the imagecodecs package: pip install 'offroad-env[geo]' "
+                           "(or pip install imagecodecs)") from None
             raise fail(f"unreadable samples ({type(exc).__name__}: {str(exc)[:200]})") from None
     h = raw.astype(np.float64)
     if nodata is not None:

@@ -47,7 +47,11 @@ import torch
 
 from .heightmap import HeightMap
 
-__all__ = ["load", "save", "TerrainFileError", "sidecar_path", "DEFAULT_MAX_PIXELS"]
+__all__ = ["load", "save", "TerrainFileError", "sidecar_path", "DEFAULT_MAX_PIXELS",
+           "MAP_SUFFIXES"]
+
+#: the height-map files :func:`load` and :func:`save` take, by suffix (any case)
+MAP_SUFFIXES = (".png", ".tif", ".tiff", ".txt", ".npy")
 
 #: Largest image accepted by default (samples). Pillow itself warns at about 89 M pixels.
 DEFAULT_MAX_PIXELS = 64 * 1024 * 1024
@@ -283,7 +287,8 @@ def _read_raisim_text(path: Path, max_pixels):
 def load(path, *, encoding=None, resolution=None, origin=None, center=None, z_offset=None,
          z_scale=None, scale=None, offset=None, flip_y=None, max_pixels=DEFAULT_MAX_PIXELS,
          interpolation="bilinear", dtype=torch.float32, device=None) -> HeightMap:
-    """Load a height map from ``.png``, ``.txt`` (raisim) or ``.npy``, with its JSON sidecar.
+    """Load a height map from ``.png``, ``.tif``/``.tiff`` (GeoTIFF), ``.txt`` (raisim) or
+    ``.npy`` (:data:`MAP_SUFFIXES`), with its JSON sidecar (not for GeoTIFF).
 
     Args:
         path: the file. ``path.with_suffix('.json')`` is read as the sidecar when present.
@@ -345,7 +350,8 @@ def load(path, *, encoding=None, resolution=None, origin=None, center=None, z_of
         _check_samples(path, h.shape[1], h.shape[0], max_pixels)
         h = h.astype(np.float64)
     else:
-        raise _fail(path, f"unknown height map format {suffix!r}: use .png, .tif, .txt or .npy")
+        raise _fail(path, f"unknown height map format {suffix!r}: use one of "
+                          f"{', '.join(MAP_SUFFIXES)}")
     if flip_y is None:
         flip_y = meta.get("flipY", False)
         if not isinstance(flip_y, bool):
@@ -438,8 +444,8 @@ def save(hm: HeightMap, path, *, encoding="unreal", z_scale=None, bits=16, scale
             f"{path}: {msg}"))
         return path
     else:
-        raise ValueError(f"{path}: unknown height map format {suffix!r}: use .png, .tif, .txt "
-                         "or .npy")
+        raise ValueError(f"{path}: unknown height map format {suffix!r}: use one of "
+                         f"{', '.join(MAP_SUFFIXES)}")
     if sidecar:
         tmp = sidecar_path(path).with_suffix(".json.tmp")
         tmp.write_text(json.dumps(meta, indent=2) + "\n")

@@ -58,7 +58,7 @@ def add_env_arguments(parser) -> None:
     g.add_argument("--terrain", dest="env.terrain", default=None, metavar="NAME|FILE",
                    help="a terrain generator (" + ", ".join(
                        n for n in terrain_pkg.GENERATORS if n != "sum")
-                   + ") or a map file (.png/.npy/.txt)")
+                   + ") or a map file (" + "/".join(terrain_pkg.MAP_SUFFIXES) + ")")
     g.add_argument("--terrain-option", dest="env.terrain_options", action="append",
                    default=None, metavar="KEY=VALUE",
                    help="a generator option, e.g. amplitude=1.5 or size=60,60 (repeatable)")

@@ -3,6 +3,7 @@
 import json
 
 import numpy as np
+import pytest
 from PIL import Image
 
 import terrain
@@ -111,6 +112,25 @@ def test_demo_options_file_terrain_other_vehicle_and_models(tmp_path, capsys):
     # bumps, all six would give 262 N and 1 m in 2 s)
     assert rc["duration_s"] == 2.0 and 0.02 < rc["distance_m"] < 1.5
     assert not (out / "plot_map.png").exists()
+    # the env part simulated the given map, vehicle and models too
+    hm = terrain.load(tmp_path / "m.npy")
+    env = report["env"]
+    assert (env["vehicle"], env["dynamics"], env["ground"]) == (
+        "six_wheel_rover", "skid_steer", "rigid_contact")
+    assert env["map_bounds"] == list(hm.bounds) and env["map_samples"] == [hm.nx, hm.ny]
+
+
+def test_the_help_lists_every_vehicle_model_and_map_file_type(capsys):
+    """The demo's help names what the registries accept (presets, models, ground following,
+    map suffixes, generators)."""
+    from offroad_env.config import DYNAMICS, GROUND_METHODS
+    from offroad_env.physics.vehicle import PRESETS
+    with pytest.raises(SystemExit):
+        main(["demo", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for name in (*PRESETS, *DYNAMICS, *GROUND_METHODS, *terrain.MAP_SUFFIXES, ".urdf",
+                 *(g for g in terrain.GENERATORS if g != "sum")):
+        assert name in text, name
 
 
 def test_demo_bad_options_are_clear_errors(tmp_path, capsys):

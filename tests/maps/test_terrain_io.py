@@ -370,7 +370,8 @@ def test_a_deeply_nested_sidecar_is_a_clear_error(tmp_path):
 DEM = data_file("srtm1_n37w123_crop401.tif")
 
 
-def _utm_tiff(path, heights, *, nodata=-32768, raster=1, units=None, transform=None):
+def _utm_tiff(path, heights, *, nodata=-32768, raster=1, units=None, transform=None,
+              compression=None):
     """A projected (UTM 10N) GeoTIFF written with tifffile's own writer, north-up."""
     tifffile = pytest.importorskip("tifffile")
     keys = [1, 1, 0, 3, 1024, 0, 1, 1, 1025, 0, 1, raster, 3072, 0, 1, 32610]
@@ -383,7 +384,7 @@ def _utm_tiff(path, heights, *, nodata=-32768, raster=1, units=None, transform=N
                  (33922, "d", 6, (0.0, 0.0, 0.0, 500000.0, 4100000.0, 0.0), False)]
     else:
         tags += [(34264, "d", 16, transform, False)]
-    tifffile.imwrite(path, heights, extratags=tags)
+    tifffile.imwrite(path, heights, extratags=tags, compression=compression)
 
 
 def test_geotiff_projected_int16_north_up_nodata_at_utm_coordinates(tmp_path):
@@ -404,6 +405,34 @@ def test_geotiff_projected_int16_north_up_nodata_at_utm_coordinates(tmp_path):
     pt = terrain.load(tmp_path / "pt.tif", dtype=F64)
     assert pt.origin == (500000.0, 4100000.0 - 11 * 10.0)
     assert np.allclose(np.nan_to_num(pt.heights.numpy()), np.nan_to_num(h) * 0.3048)
+
+
+@pytest.mark.parametrize("compression", ["lzw", "adobe_deflate"])
+def test_compressed_geotiffs_open_with_the_geo_extra(tmp_path, compression):
+    """LZW and Deflate DEMs (the geo extra brings imagecodecs) read the file's own samples."""
+    pytest.importorskip("imagecodecs")
+    tifffile = pytest.importorskip("tifffile")
+    raw = (np.arange(12 * 9).reshape(12, 9) * 7 - 40).astype(np.int16)
+    raw[5, 1] = -32768
+    _utm_tiff(tmp_path / "c.tif", raw, compression=compression)
+    with tifffile.TiffFile(tmp_path / "c.tif") as tif:
+        assert tif.pages[0].compression.name == compression.upper()  # really compressed
+    h = terrain.load(tmp_path / "c.tif", dtype=F64).heights.numpy()[::-1]  # north-up flipped
+    assert np.array_equal(np.isnan(h), raw == -32768)
+    assert np.array_equal(h[raw != -32768], raw[raw != -32768].astype(float))
+
+
+def test_a_compressed_geotiff_without_imagecodecs_says_how_to_install_it(tmp_path,
+                                                                           monkeypatch):
+    pytest.importorskip("imagecodecs")
+    _utm_tiff(tmp_path / "c.tif", np.ones((4, 5), np.int16), compression="lzw")
+    import tifffile
+    # tifffile's decoders come from imagecodecs: without it, they raise as they do
+    def missing(*args, **kwargs):
+        raise ValueError("<COMPRESSION.LZW: 5> requires the 'imagecodecs' package")
+    monkeypatch.setattr(tifffile.TiffPage, "asarray", missing)
+    with pytest.raises(terrain.TerrainFileError, match=r"LZW.*pip install 'offroad-env\[geo\]'"):
+        terrain.load(tmp_path / "c.tif")
 
 
 def test_geotiff_rotated_or_huge_rasters_are_clear_errors(tmp_path):
