@@ -168,6 +168,31 @@ def cmd_preview(args) -> int:
     return 0
 
 
+def urdf_vehicle_spec(args) -> str:
+    """``--vehicle`` with the URDF options (``--wheels``, ``--wheel-radius``, ``--package-dir``)
+    joined on as :func:`offroad_env.physics.vehicle.preset` reads them."""
+    opts = [(k, v) for k, v in (("wheels", args.wheels), ("wheel_radius", args.wheel_radius),
+                                ("package_dir", args.package_dir)) if v is not None]
+    if not opts:
+        return args.vehicle
+    if not args.vehicle.lower().endswith(".urdf"):
+        raise CliError(f"--{opts[0][0].replace('_', '-')} applies to a .urdf --vehicle, not "
+                       f"{args.vehicle!r}")
+    return args.vehicle + "?" + "&".join(f"{k}={v}" for k, v in opts)
+
+
+def add_urdf_options(parser) -> None:
+    """The URDF vehicle's options (what a file lacks or gets wrong)."""
+    parser.add_argument("--wheels", default=None, metavar="J1,J2,...",
+                        help="a .urdf vehicle's wheel joints, comma-separated (default: the "
+                             "continuous joints with a collision cylinder about their axis)")
+    parser.add_argument("--wheel-radius", type=float, default=None, metavar="R",
+                        help="a .urdf vehicle's tyre radius [m], for mesh wheels or to replace "
+                             "the file's")
+    parser.add_argument("--package-dir", default=None, metavar="DIR",
+                        help="the folder a .urdf's package:// mesh paths resolve in")
+
+
 def cmd_demo(args) -> int:
     """The main job: the seed's example terrain and drive, then the vector env (demo.py)."""
     from . import demo
@@ -178,7 +203,7 @@ def cmd_demo(args) -> int:
                        f"{out} is not empty; pass --force to overwrite its outputs")
     try:
         report = demo.run(out, seed=args.seed, envs=args.envs, steps=args.steps,
-                          terrain_spec=args.terrain, vehicle=args.vehicle,
+                          terrain_spec=args.terrain, vehicle=urdf_vehicle_spec(args),
                           dynamics=args.dynamics, ground=args.ground, plots=not args.no_plots,
                           duration=args.duration, animation_s=args.animation_s,
                           start=args.start)
@@ -213,6 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
                       + "); default %(default)s, the seed's map")
     demo.add_argument("--vehicle", default="husky",
                       help=f"a preset ({', '.join(PRESETS)}) or a .urdf file (default husky)")
+    add_urdf_options(demo)
     demo.add_argument("--dynamics", default="ackermann", choices=list(DYNAMICS),
                       help="the vehicle model of the drive and the env (%(choices)s; default "
                            "%(default)s)")

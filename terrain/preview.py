@@ -72,10 +72,17 @@ def preview_image(hm: HeightMap, index: int = 0) -> np.ndarray:
 
 
 def save_preview(hm: HeightMap, path, index: int = 0, max_size: int = 2048):
-    """Write :func:`preview_image` as PNG (downscaled to at most ``max_size`` pixels a side)."""
+    """Write :func:`preview_image` as PNG in metres: a map whose x and y spacings differ (a
+    geographic DEM's degrees turned to metres) is stretched so that a pixel is square on the
+    ground; then downscaled to at most ``max_size`` pixels a side."""
     from PIL import Image
 
     img = Image.fromarray(preview_image(hm, index))  # uint8 (H, W, 3): RGB
+    rx, ry = hm.resolution
+    if abs(rx / ry - 1.0) > 1e-3:
+        s = min(rx, ry)
+        img = img.resize((max(1, round(hm.nx * rx / s)), max(1, round(hm.ny * ry / s))),
+                         Image.Resampling.BILINEAR)
     if max(img.size) > max_size:
         img.thumbnail((max_size, max_size))
     img.save(path, format="PNG")

@@ -137,8 +137,8 @@ def _file_inputs(spec: dict) -> dict:
     a map file)."""
     found = {}
     vehicle = spec.get("sim", {}).get("vehicle")
-    if isinstance(vehicle, str) and vehicle.lower().endswith(".urdf"):
-        found["vehicle"] = vehicle
+    if isinstance(vehicle, str) and vehicle.partition("?")[0].lower().endswith(".urdf"):
+        found["vehicle"] = vehicle.partition("?")[0]  # its options (after ?) stay as they are
     name = spec.get("terrain")
     if name is not None and name not in terrain_pkg.GENERATORS:
         found["terrain"] = name
@@ -164,10 +164,16 @@ def resolve_inputs(spec: dict | None, base=None) -> dict:
                     f"{INPUTS_DIR}/ folder)")
             p = Path(sources[key])
         if key == "vehicle":
-            spec["sim"]["vehicle"] = str(p)
+            spec["sim"]["vehicle"] = _with_options(str(p), spec["sim"]["vehicle"])
         else:
             spec["terrain"] = str(p)
     return spec
+
+
+def _with_options(path: str, vehicle: str) -> str:
+    """``path`` with the URDF options (``?...``) of the ``vehicle`` string it stands for."""
+    _, sep, query = vehicle.partition("?")
+    return path + sep + query
 
 
 def pack_inputs(spec: dict | None, out, base=None) -> dict:
@@ -198,7 +204,7 @@ def pack_inputs(spec: dict | None, out, base=None) -> dict:
                     shutil.copyfile(a, b)
             rel = f"{INPUTS_DIR}/{dst.name}"
         if key == "vehicle":
-            spec["sim"]["vehicle"] = rel
+            spec["sim"]["vehicle"] = _with_options(rel, spec["sim"]["vehicle"])
         else:
             spec["terrain"] = rel
     spec["sources"] = sources

@@ -7,13 +7,22 @@ expat refuses entity-expansion bombs. Xacro macros are not expanded: run ``xacro
 
 What is taken:
 
-* the wheels: ``continuous`` joints whose child link has a ``cylinder`` collision (or the joint
-  names given); their hub positions in base_link, by composing the joint origins along the tree
-  from ``base`` (Jackal's wheels hang from ``chassis_link``, not ``base_link``);
-* the wheel radius: the cylinders' radius (all wheels must agree); the tyre width
-  (``Vehicle.wheel_width``): the cylinders' length (the widest, where they differ); the wheels'
-  spin inertia (``Vehicle.wheel_inertia``): their links' inertia about the joint axis (the
-  mean; None where a wheel gives none);
+* the wheels: ``continuous`` joints whose child link has a collision ``cylinder`` about the
+  joint's axis (or the joint names given); their positions in base_link are the tyres' centres
+  (the cylinder's collision origin, which may sit off the joint's origin along the axle), by
+  composing the joint origins along the tree from ``base`` (Jackal's wheels hang from
+  ``chassis_link``, not ``base_link``);
+* the tyre: of a wheel link's collision cylinders about the joint's axis, the one whose radius
+  is the hub's height above a ``base_footprint`` link (within 3 %) where the file has one, else
+  the largest, with a warning naming the candidates where they differ; a wheel drawn only by a
+  mesh is measured with ``trimesh`` where it is installed (the mesh's largest distance from the
+  axis, ``<mesh scale>`` applied, ``package://`` resolved under ``package_dir``), or takes
+  ``wheel_radius``, which also replaces the file's radii. All wheels must agree on one radius.
+  The tyre width (``Vehicle.wheel_width``): the cylinders' length (the widest, where they
+  differ); the wheels' spin inertia (``Vehicle.wheel_inertia``): their links' inertia about the
+  joint axis (the mean; None where a wheel gives none);
+* tracked vehicles (links named like a track's, or eight or more spinning joints and no wheel)
+  are refused, naming what to do instead (their road wheels as a skid-steer vehicle);
 * the rear-axle frame: the middle of the rearmost wheels, at their hub height
   (``rear_axle_pose`` in base_link); wheel base and track from the rear and front pairs;
 * the mass: every link's inertial mass; the centre of mass: their mass-weighted inertial origins;
@@ -78,15 +87,20 @@ def _origin(el, path) -> tuple[np.ndarray, np.ndarray]:
     return _rpy(*rpy), np.array(xyz)
 
 
-def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | None = None):
+def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | None = None,
+                      wheel_radius: float | None = None, package_dir=None):
     """A :class:`~offroad_env.vehicle.Vehicle` from a URDF file (module docstring).
 
     Args:
         path: the ``.urdf`` file (xacro expanded).
         wheels: names of the wheel joints; None: every continuous joint whose child link has a
-            cylinder collision.
+            collision cylinder about the joint's axis.
         base: the link the vehicle's base_link is (default ``"base_link"``).
         name: the vehicle's name (default: the robot's).
+        wheel_radius: the tyres' radius [m], for wheels drawn only as meshes, or to replace
+            the file's (a CAD export's wrong or differing radii). None: from the file.
+        package_dir: the folder that ``package://NAME/...`` mesh paths resolve in (as
+            ``package_dir/NAME/...``); default: the URDF's folder and its parent.
     """
     from .vehicle import Vehicle
 
@@ -126,15 +140,70 @@ def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | No
             pose[child] = (R0 @ R, R0 @ t + t0)
             stack.append(child)
 
-    def cylinder(link, what="radius"):
-        """The ``what`` of the link's first cylinder collision (NaN: not given; None: no
-        cylinder)."""
+    def axis(joint) -> np.ndarray:
+        """The joint's unit axis in its child link's frame (URDF default x)."""
+        ax_el = joint.find("axis")
+        a = np.array(_floats(ax_el.get("xyz") if ax_el is not None else "1 0 0", 3, path,
+                             f"joint {joint.get('name')!r} axis"))
+        return a / max(np.linalg.norm(a), 1e-12)
+
+    def tyres(joint, link) -> list[tuple[float, float, np.ndarray]]:
+        """``(radius, length, centre in the link frame)`` of each collision cylinder of
+        ``link`` whose axis lies along the joint's axis (within 10 deg): the tyre candidates."""
+        a = axis(joint)
+        out = []
         for col in link.findall("collision"):
             cyl = col.find("geometry/cylinder")
-            if cyl is not None:
-                text = cyl.get(what)
-                return float("nan") if text is None else _floats(
-                    text, 1, path, f"link {link.get('name')!r} cylinder {what}")[0]
+            if cyl is None:
+                continue
+            Rc, tc = _origin(col, path)
+            if abs(float(Rc[:, 2] @ a)) < math.cos(math.radians(10.0)):
+                continue  # a cylinder across the axis (a hub cap, a strut) is not the tyre
+            what = f"link {link.get('name')!r} cylinder"
+            r = float("nan") if cyl.get("radius") is None else _floats(
+                cyl.get("radius"), 1, path, f"{what} radius")[0]
+            w = float("nan") if cyl.get("length") is None else _floats(
+                cyl.get("length"), 1, path, f"{what} length")[0]
+            out.append((r, w, tc))
+        return out
+
+    def mesh_radius(joint, link) -> float | None:
+        """The radius of a mesh-drawn wheel: its collision mesh's largest distance from the
+        joint's axis, read with trimesh (None: no collision mesh)."""
+        for col in link.findall("collision"):
+            mesh = col.find("geometry/mesh")
+            if mesh is None:
+                continue
+            fname = mesh.get("filename", "")
+            file = _mesh_file(fname, path, package_dir)
+            where = f"{path}: wheel link {link.get('name')!r} is drawn by the mesh {fname!r}"
+            give = ("give the tyre radius with wheel_radius=R (the CLI's --wheel-radius R)")
+            dae = file is not None and file.suffix.lower() == ".dae"
+            if file is None:
+                raise URDFError(f"{where}, which is not found; {give}, or name the folder that "
+                                "holds its package with package_dir=DIR (the CLI's "
+                                "--package-dir DIR)")
+            try:
+                import trimesh
+            except ImportError:
+                raise URDFError(f"{where}; {give}, or pip install trimesh to measure the mesh"
+                                + (" (and pycollada, which a .dae needs)" if dae else "")
+                                ) from None
+            try:
+                verts = np.asarray(trimesh.load(file, force="mesh").vertices, dtype=np.float64)
+            except Exception as exc:  # noqa: BLE001  (any reader failure: say which file)
+                raise URDFError(f"{where}, which trimesh cannot read ({type(exc).__name__}: "
+                                f"{str(exc)[:120]}); {give}"
+                                + (", or pip install pycollada (a .dae needs it)" if dae
+                                   else "")) from None
+            if verts.size == 0:
+                raise URDFError(f"{where}, which has no vertices; {give}")
+            scale = _floats(mesh.get("scale", "1 1 1"), 3, path, f"mesh {fname!r} scale")
+            Rc, tc = _origin(col, path)
+            pts = (verts * np.array(scale)) @ Rc.T + tc  # in the link frame
+            a = axis(joint)
+            radial = pts - np.outer(pts @ a, a)
+            return float(np.linalg.norm(radial, axis=1).max())
         return None
 
     def spin_inertia(joint, link):
@@ -145,18 +214,20 @@ def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | No
             return None
         Il = _inertia(I_el, path, link.get("name"))
         Ri, _ = _origin(inert, path)
-        ax_el = joint.find("axis")
-        a = np.array(_floats(ax_el.get("xyz") if ax_el is not None else "1 0 0", 3, path,
-                             f"joint {joint.get('name')!r} axis"))
-        a = a / max(np.linalg.norm(a), 1e-12)
+        a = axis(joint)
         value = float(a @ Ri @ Il @ Ri.T @ a)
         return value if math.isfinite(value) and value > 0 else None
 
+    if wheel_radius is not None and not (isinstance(wheel_radius, (int, float))
+                                         and math.isfinite(wheel_radius) and wheel_radius > 0):
+        raise URDFError(f"{path}: wheel_radius must be a finite number > 0 [m], got "
+                        f"{wheel_radius!r}")
+    footprint = _footprint_height(pose, joints, base, path)
     by_name = {j.get("name"): j for j in joints}
     if wheels is None:
         picked = [j for j in joints if j.get("type") == "continuous"
                   and j.find("child").get("link") in links
-                  and cylinder(links[j.find("child").get("link")]) is not None]
+                  and tyres(j, links[j.find("child").get("link")])]
     else:
         missing = [w for w in wheels if w not in by_name]
         if missing:
@@ -171,10 +242,21 @@ def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | No
             raise URDFError(f"{path}: two wheels ({names}) and caster(s) {casters}: a robot on "
                             "two driven wheels and a caster is not supported; the vehicle "
                             "models need three or more wheels with cylinder collisions")
+        spinning = [j.get("name") for j in joints if j.get("type") in ("continuous", "revolute")]
+        tracked = [n for n in links if any(k in (n or "").lower() for k in _TRACK_WORDS)]
+        if wheels is None and len(picked) == 0 and (tracked or len(spinning) >= 8):
+            raise URDFError(f"{path}: no wheels with a collision cylinder, and "
+                            + (f"links named like a track's ({sorted(tracked)[:6]})" if tracked
+                               else f"{len(spinning)} spinning joints (road wheels?)")
+                            + ": tracked vehicles are not supported (a track's footprint is not "
+                            "a set of wheel contacts). Drive it as a skid-steer vehicle on its "
+                            "road wheels: wheels=[...] naming them and wheel_radius=R (the "
+                            "CLI's --wheels and --wheel-radius), with dynamics='skid_steer'")
         raise URDFError(f"{path}: found {len(picked)} wheel(s) {names} (continuous joints with "
-                        "a cylinder collision); a vehicle needs three or more"
-                        + ("; name the wheel joints with wheels=[...]" if wheels is None
-                           else ""))
+                        "a collision cylinder about their axis); a vehicle needs three or more"
+                        + ("; name the wheel joints with wheels=[...] (the CLI's --wheels), "
+                           "and give wheel_radius=R (--wheel-radius) where they are meshes"
+                           if wheels is None else ""))
     hubs, radii, widths, spins, efforts = [], [], [], [], []
     for j in picked:
         lim = j.find("limit")
@@ -187,15 +269,29 @@ def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | No
         child = j.find("child").get("link")
         if child not in pose:
             raise URDFError(f"{path}: wheel {j.get('name')!r} is not below {base!r}")
-        hubs.append(pose[child][1])
-        r = cylinder(links[child])
-        if r is None or not (math.isfinite(r) and r > 0):
-            raise URDFError(f"{path}: wheel link {child!r} has no cylinder radius")
+        R, t = pose[child]
+        cands = [c for c in tyres(j, links[child]) if math.isfinite(c[0]) and c[0] > 0]
+        if cands:
+            r, w, centre = _pick_tyre(cands, R @ np.zeros(3) + t, footprint, j.get("name"),
+                                      path, wheel_radius)
+            hubs.append(R @ centre + t)  # the tyre's mid-plane, not the joint's origin
+        else:
+            hubs.append(t)
+            w = float("nan")
+            r = wheel_radius if wheel_radius is not None else mesh_radius(j, links[child])
+            if r is None:
+                raise URDFError(f"{path}: wheel link {child!r} has no collision cylinder about "
+                                "its joint's axis and no collision mesh; give the tyre radius "
+                                "with wheel_radius=R (the CLI's --wheel-radius R)")
         radii.append(r)
-        widths.append(cylinder(links[child], "length"))
+        widths.append(w)
         spins.append(spin_inertia(j, links[child]))
+    if wheel_radius is not None:
+        radii = [float(wheel_radius)] * len(radii)
     if max(radii) - min(radii) > 1e-6 * max(radii):
-        raise URDFError(f"{path}: the wheels' radii differ ({sorted(set(radii))})")
+        raise URDFError(f"{path}: the wheels' radii differ ({sorted(set(radii))}); the vehicle "
+                        "models take one tyre radius: give it with wheel_radius=R (the CLI's "
+                        "--wheel-radius R)")
     if efforts and (len(efforts) != len(picked) or max(efforts) - min(efforts)
                     > 1e-9 * max(efforts)):
         raise URDFError(f"{path}: the wheel joints' limit efforts differ or are missing on some "
@@ -259,3 +355,64 @@ def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | No
                    rear_axle_pose=tuple(map(tuple, pose_ra)),
                    wheel_torque=float(efforts[0]) if efforts else None,
                    name=name or root.get("name", path.stem))
+
+
+#: link-name parts that mark a tracked vehicle
+_TRACK_WORDS = ("track", "sprocket", "idler", "road_wheel", "roadwheel", "bogie")
+
+
+def _pick_tyre(cands, hub, footprint, joint, path, wheel_radius):
+    """``(radius, width, centre in the link frame)`` of the tyre among a wheel's collision
+    cylinders about its axis: the one whose radius is the hub's height above the footprint
+    (within 3 %) where the file has a ``base_footprint`` link, else the largest. Warns, naming
+    the candidates, where the radii differ and no footprint settles it."""
+    radii = sorted({round(c[0], 9) for c in cands})
+    best = max(cands, key=lambda c: c[0])
+    if len(radii) > 1:
+        if footprint is not None:
+            height = float(hub[2] - footprint)
+            fits = [c for c in cands if abs(c[0] - height) <= 0.03 * height]
+            if fits:
+                return max(fits, key=lambda c: c[0])
+        if wheel_radius is None:
+            import warnings
+            warnings.warn(f"{path}: wheel {joint!r} has collision cylinders of radii {radii} "
+                          f"about its axis; took the largest, {best[0]} m, as the tyre"
+                          + ("" if footprint is None else
+                             f" (the hub stands {float(hub[2] - footprint):.4f} m above "
+                             "base_footprint, which none matches)")
+                          + "; give wheel_radius=R to choose", stacklevel=3)
+    return best
+
+
+def _footprint_height(pose, joints, base, path) -> float | None:
+    """The height in ``base`` of a ``base_footprint`` link (the ground under the robot, by the
+    ROS convention), below ``base`` or as its parent; None where the file has none."""
+    if "base_footprint" in pose:
+        return float(pose["base_footprint"][1][2])
+    for j in joints:
+        if j.find("parent").get("link") == "base_footprint" and j.find("child").get("link") == base:
+            R, t = _origin(j, path)
+            return float(-(R.T @ t)[2])  # the parent's origin seen from the child
+    return None
+
+
+def _mesh_file(filename: str, urdf: Path, package_dir) -> Path | None:
+    """The file a URDF mesh names: ``package://NAME/rest`` under ``package_dir`` (or the
+    URDF's folder, or its parent), ``file://`` and plain paths relative to the URDF."""
+    if filename.startswith("package://"):
+        rest = filename[len("package://"):]
+        pkg, _, sub = rest.partition("/")
+        roots = ([Path(package_dir)] if package_dir is not None
+                 else [urdf.parent, urdf.parent.parent])
+        for root in roots:
+            for cand in (root / pkg / sub, root / sub):
+                if cand.is_file():
+                    return cand
+        return None
+    if filename.startswith("file://"):
+        filename = filename[len("file://"):]
+    cand = Path(filename)
+    cand = cand if cand.is_absolute() else urdf.parent / cand
+    return cand if cand.is_file() else None
+

@@ -19,7 +19,7 @@ import numpy as np
 from .checks import check_inertia
 
 __all__ = ["Vehicle", "VehicleBatch", "husky", "six_wheel_rover", "eight_wheel_rover", "rc_truck",
-           "PRESETS", "preset", "rectangle_corners", "COUPLINGS"]
+           "PRESETS", "preset", "rectangle_corners", "COUPLINGS", "URDF_OPTIONS"]
 
 _IDENTITY = ((1.0, 0.0, 0.0, 0.0), (0.0, 1.0, 0.0, 0.0), (0.0, 0.0, 1.0, 0.0),
              (0.0, 0.0, 0.0, 1.0))
@@ -192,10 +192,12 @@ class Vehicle:
         return self.wheel_positions == rectangle_corners(self.wheel_base, self.track_width)
 
     @staticmethod
-    def from_urdf(path, wheels=None, base: str = "base_link", name: str | None = None):
+    def from_urdf(path, wheels=None, base: str = "base_link", name: str | None = None,
+                  wheel_radius: float | None = None, package_dir=None):
         """A vehicle from a URDF file (:func:`offroad_env.urdf.vehicle_from_urdf`)."""
         from .urdf import vehicle_from_urdf
-        return vehicle_from_urdf(path, wheels=wheels, base=base, name=name)
+        return vehicle_from_urdf(path, wheels=wheels, base=base, name=name,
+                                 wheel_radius=wheel_radius, package_dir=package_dir)
 
     @property
     def base_offset(self) -> tuple[float, float, float]:
@@ -301,16 +303,45 @@ PRESETS = {"husky": husky, "six_wheel_rover": six_wheel_rover,
            "eight_wheel_rover": eight_wheel_rover, "rc_truck": rc_truck}
 
 
+#: the options a ``.urdf`` vehicle name may carry after ``?`` (:func:`preset`)
+URDF_OPTIONS = ("wheels", "wheel_radius", "package_dir")
+
+
 def preset(name: str) -> Vehicle:
     """A preset vehicle by name: ``husky``, ``six_wheel_rover``, ``eight_wheel_rover`` or
-    ``rc_truck``; or a ``.urdf`` file (:func:`offroad_env.urdf.vehicle_from_urdf`)."""
-    if isinstance(name, str) and name.lower().endswith(".urdf"):
+    ``rc_truck``; or a ``.urdf`` file (:func:`offroad_env.urdf.vehicle_from_urdf`), whose
+    options may follow a ``?`` as ``KEY=VALUE`` pairs joined by ``&``:
+    ``"rover.urdf?wheels=fl,fr,rl,rr&wheel_radius=0.1&package_dir=meshes"`` (a config's
+    ``vehicle`` stays a string, so a run folder records it)."""
+    if isinstance(name, str) and name.partition("?")[0].lower().endswith(".urdf"):
         from .urdf import vehicle_from_urdf
-        return vehicle_from_urdf(name)
+        path, _, query = name.partition("?")
+        return vehicle_from_urdf(path, **_urdf_options(name, query))
     try:
         return PRESETS[name]()
     except KeyError:
         raise ValueError(f"unknown vehicle preset {name!r}; known: {sorted(PRESETS)}") from None
+
+
+def _urdf_options(name: str, query: str) -> dict:
+    """The keyword options of a ``.urdf?KEY=VALUE&...`` vehicle name."""
+    out: dict = {}
+    for pair in filter(None, query.split("&")):
+        key, sep, value = pair.partition("=")
+        if not sep or key not in URDF_OPTIONS or key in out:
+            raise ValueError(f"vehicle {name!r}: {pair!r} is not one KEY=VALUE of "
+                             f"{URDF_OPTIONS}")
+        if key == "wheels":
+            out[key] = [w for w in value.split(",") if w]
+        elif key == "wheel_radius":
+            try:
+                out[key] = float(value)
+            except ValueError:
+                raise ValueError(f"vehicle {name!r}: wheel_radius {value!r} is not a number "
+                                 "[m]") from None
+        else:
+            out[key] = value
+    return out
 
 
 class VehicleBatch:

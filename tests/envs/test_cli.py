@@ -4,6 +4,7 @@ import json
 
 import numpy as np
 import pytest
+import torch
 from PIL import Image
 
 import terrain
@@ -141,3 +142,12 @@ def test_demo_bad_options_are_clear_errors(tmp_path, capsys):
     assert "duration" in capsys.readouterr().err
     assert main(["demo", "--out", str(tmp_path / "v"), "--vehicle", "tank"]) == 2
     assert "tank" in capsys.readouterr().err
+
+
+def test_a_preview_is_drawn_in_metres(tmp_path):
+    """Spacings of 1 m in x and 2 m in y (a geographic DEM's degrees become unequal metres):
+    the preview's pixels are square on the ground, so its aspect is the map's extent's."""
+    hm = terrain.HeightMap(torch.zeros(31, 41, dtype=torch.float64), (1.0, 2.0))
+    terrain.save_preview(hm, tmp_path / "p.png")
+    w, h = Image.open(tmp_path / "p.png").size
+    assert (w, h) == (41, 62)  # 41 x 31 samples over 40 x 60 m, at 1 m a pixel
