@@ -108,7 +108,8 @@ def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | No
     if not path.is_file():
         raise URDFError(f"{path}: no such file")
     try:
-        root = ET.parse(path).getroot()
+        # blank lines before the XML declaration are common in hand-edited files and harmless
+        root = ET.fromstring(path.read_bytes().lstrip())
     except ET.ParseError as exc:
         raise URDFError(f"{path}: not XML ({exc})") from None
     if root.tag != "robot":
@@ -119,7 +120,8 @@ def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | No
     links = {el.get("name"): el for el in root.findall("link")}
     joints = root.findall("joint")
     if base not in links:
-        raise URDFError(f"{path}: no link {base!r}; links: {sorted(links)[:12]}")
+        raise URDFError(f"{path}: no link {base!r}; links: {sorted(links)[:12]}; name the "
+                        "vehicle's base link with base=NAME")
     # each link's pose in base, walking joints from the base (parents before children)
     pose = {base: (np.eye(3), np.zeros(3))}
     children: dict[str, list] = {}
@@ -289,9 +291,11 @@ def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | No
     if wheel_radius is not None:
         radii = [float(wheel_radius)] * len(radii)
     if max(radii) - min(radii) > 1e-6 * max(radii):
-        raise URDFError(f"{path}: the wheels' radii differ ({sorted(set(radii))}); the vehicle "
-                        "models take one tyre radius: give it with wheel_radius=R (the CLI's "
-                        "--wheel-radius R)")
+        each = ", ".join(f"{j.get('name')} {r:g}" for j, r in zip(picked, radii))
+        raise URDFError(f"{path}: the wheels' radii differ ({sorted(set(radii))}: {each}); the "
+                        "vehicle models take one tyre radius: give it with wheel_radius=R (the "
+                        "CLI's --wheel-radius R), and name the wheel joints with wheels=[...] "
+                        "(--wheels) where some of these are not wheels")
     if efforts and (len(efforts) != len(picked) or max(efforts) - min(efforts)
                     > 1e-9 * max(efforts)):
         raise URDFError(f"{path}: the wheel joints' limit efforts differ or are missing on some "

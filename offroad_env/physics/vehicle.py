@@ -304,7 +304,7 @@ PRESETS = {"husky": husky, "six_wheel_rover": six_wheel_rover,
 
 
 #: the options a ``.urdf`` vehicle name may carry after ``?`` (:func:`preset`)
-URDF_OPTIONS = ("wheels", "wheel_radius", "package_dir")
+URDF_OPTIONS = ("wheels", "wheel_radius", "package_dir", "base")
 
 
 def preset(name: str) -> Vehicle:

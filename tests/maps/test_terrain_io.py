@@ -422,6 +422,23 @@ def test_compressed_geotiffs_open_with_the_geo_extra(tmp_path, compression):
     assert np.array_equal(h[raw != -32768], raw[raw != -32768].astype(float))
 
 
+@pytest.mark.parametrize("compression", ["lzw", "adobe_deflate"])
+def test_the_shipped_srtm_window_recompressed_opens_the_same(tmp_path, compression):
+    """The real DEM, rewritten compressed with its own georeferencing tags: the same bounds,
+    spacing and samples (holes included) as the uncompressed file."""
+    pytest.importorskip("imagecodecs")
+    tifffile = pytest.importorskip("tifffile")
+    with tifffile.TiffFile(DEM) as tif:
+        page = tif.pages[0]
+        data = page.asarray()
+        extra = [(t.code, t.dtype, t.count, t.value, False) for t in page.tags.values()
+                 if t.code in (33550, 33922, 34264, 34735, 34736, 34737, 42112, 42113)]
+    tifffile.imwrite(tmp_path / "c.tif", data, compression=compression, extratags=extra)
+    a, b = terrain.load(DEM, dtype=F64), terrain.load(tmp_path / "c.tif", dtype=F64)
+    assert (a.bounds, a.resolution) == (b.bounds, b.resolution)
+    assert np.array_equal(a.heights.numpy(), b.heights.numpy(), equal_nan=True)
+
+
 def test_a_compressed_geotiff_without_imagecodecs_says_how_to_install_it(tmp_path,
                                                                            monkeypatch):
     pytest.importorskip("imagecodecs")
