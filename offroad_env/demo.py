@@ -280,6 +280,28 @@ def run(out: Path, seed: int = 0, envs: int = 256, steps: int = 200, terrain_spe
 
 
 def _path_picture(hm, P, path):
+    """The drive's path over the map's shaded relief: with matplotlib, axes in metres (world
+    frame) and a legend; without it, the bare picture (north up, the map's extent)."""
+    try:
+        from .plots import pyplot
+        plt = pyplot()
+    except ImportError:
+        plt = None
+    if plt is not None:
+        x0, x1, y0, y1 = hm.bounds
+        fig, ax = plt.subplots(figsize=(6.4, 6.0))
+        ax.imshow(terrain.preview_image(hm), extent=(x0, x1, y0, y1), origin="upper")
+        ax.plot(P["x"], P["y"], "w-", lw=1.5, label="path (base_link)")
+        ax.plot(P["x"][0], P["y"][0], "o", color="lime", label="start")
+        ax.plot(P["x"][-1], P["y"][-1], "s", color="red", label="end")
+        ax.set_xlabel("x (m)")
+        ax.set_ylabel("y (m)")
+        ax.set_title("The drive over the map (shaded relief)")
+        ax.legend(loc="upper right", fontsize=8)
+        fig.tight_layout()
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        return
     from PIL import Image, ImageDraw
 
     img = Image.fromarray(terrain.preview_image(hm))
