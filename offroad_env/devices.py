@@ -10,7 +10,8 @@ import warnings
 
 import torch
 
-__all__ = ["check_device", "free_cores", "default_threads", "check_threads", "configure_threads"]
+__all__ = ["check_device", "free_cores", "default_threads", "check_threads", "configure_threads",
+           "compile"]
 
 #: torch's thread count when this module was imported (its default: the physical cores)
 _TORCH_THREADS = torch.get_num_threads()
@@ -104,3 +105,16 @@ def configure_threads(requested: int = 0, share: int = 1) -> int:
     n = default_threads(max(1, free // max(1, share)))
     torch.set_num_threads(n)
     return n
+
+
+def compile(fn, **kwargs):
+    """``torch.compile(fn, **kwargs)``, working where ATen was told to run its scalar kernels
+    (``ATEN_CPU_CAPABILITY=default``). There inductor still emits vectorised C++ for the
+    processor it finds, but builds it against headers without the vector types (``'at::vec' has
+    not been declared``, torch 2.13); scalar loops (``cpp.simdlen = 1``) compile. Anywhere
+    else nothing changes."""
+    if torch.backends.cpu.get_cpu_capability() == "DEFAULT":
+        import torch._inductor.config as inductor_config
+        inductor_config.cpp.simdlen = 1
+    return torch.compile(fn, **kwargs)
+

@@ -25,6 +25,7 @@ from . import rng as rngmod
 from .actions import ActionCheck
 from .config import SimConfig
 from .devices import check_device
+from .devices import compile as compile_fn
 from .frames import build_maps, local_origin, localize, to_local
 from .observations import Observer
 from .params import nominal_params, update_params
@@ -100,13 +101,13 @@ class Simulator:
         #: the step after action checks; ``torch.compile``d with ``compile=True`` (the eager
         #: and compiled steps are tested to agree)
         self.compiled = bool(compile)
-        self._advance_fn = (torch.compile(self._advance, dynamic=False) if compile
+        self._advance_fn = (compile_fn(self._advance, dynamic=False) if compile
                             else self._advance)
         #: compiled: the cold placement of reset environments, in chunks of a fixed size
         #: (fixed shapes: one compile; eager, a cold rigid placement of a few environments is
         #: mostly per-op overhead, ~2 ms)
         self._cold_chunk = min(self.n, 64)
-        self._cold_fn = (torch.compile(self._place_cold, dynamic=False) if compile else None)
+        self._cold_fn = (compile_fn(self._place_cold, dynamic=False) if compile else None)
         #: partial resets compute only the reset rows (reading their indices on the host); off
         #: on accelerators, where every row is computed and the reset ones kept (no host sync)
         self.subset_resets = self.device.type == "cpu"

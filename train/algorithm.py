@@ -11,6 +11,8 @@ import dataclasses
 import torch
 from torch import nn
 
+from offroad_env.devices import compile as compile_fn
+
 from .agent import Agent
 from .distributed import Dist
 
@@ -99,8 +101,8 @@ class Passes:
     def make(cls, compiled: bool) -> "Passes":
         if not compiled:
             return cls()
-        return cls(torch.compile(policy_heads, dynamic=False),
-                   torch.compile(ppo_loss, dynamic=False))
+        return cls(compile_fn(policy_heads, dynamic=False),
+                   compile_fn(ppo_loss, dynamic=False))
 
 
 @dataclasses.dataclass

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from offroad_env.devices import compile as compile_fn
 from terrain import HeightMap
 
 F64 = torch.float64
@@ -259,8 +260,8 @@ def test_compiled_lookups_read_the_same_taps_as_eager():
     x = torch.rand(5, 64, generator=g) * 2.4 - 0.3  # some points off the grid
     y = (torch.rand(64, 5, generator=g) * 3.0 - 0.3).T  # a strided query (as the env's)
     idx = torch.randint(0, 3, (64,), generator=g)
-    fn = torch.compile(lambda x, y, i: (st._cells(x, y, i), st.height_slope(x, y, i)),
-                       fullgraph=True, dynamic=False)
+    fn = compile_fn(lambda x, y, i: (st._cells(x, y, i), st.height_slope(x, y, i)),
+                    fullgraph=True, dynamic=False)
     (cells_c, hs_c), cells_e = fn(x, y, idx), st._cells(x, y, idx)
     for c, e in zip(cells_c, cells_e):
         assert torch.equal(c.isnan(), e.isnan()) and torch.equal(c.nan_to_num(), e.nan_to_num())
