@@ -47,11 +47,9 @@ import torch
 
 from .heightmap import HeightMap
 
-__all__ = ["load", "save", "TerrainFileError", "sidecar_path", "DEFAULT_MAX_PIXELS",
-           "MAP_SUFFIXES"]
+__all__ = ["load", "save", "TerrainFileError", "sidecar_path", "DEFAULT_MAX_PIXELS", "MAP_SUFFIXES"]
 
-#: the height-map files :func:`load` and :func:`save` take, by suffix (any case)
-MAP_SUFFIXES = (".png", ".tif", ".tiff", ".txt", ".npy")
+MAP_SUFFIXES = (".png", ".tif", ".tiff", ".txt", ".npy")  # the map files load and save take
 
 #: Largest image accepted by default (samples). Pillow itself warns at about 89 M pixels.
 DEFAULT_MAX_PIXELS = 64 * 1024 * 1024
@@ -350,8 +348,7 @@ def load(path, *, encoding=None, resolution=None, origin=None, center=None, z_of
         _check_samples(path, h.shape[1], h.shape[0], max_pixels)
         h = h.astype(np.float64)
     else:
-        raise _fail(path, f"unknown height map format {suffix!r}: use one of "
-                          f"{', '.join(MAP_SUFFIXES)}")
+        raise _fail(path, f"unknown height map format {suffix!r}: use {'/'.join(MAP_SUFFIXES)}")
     if flip_y is None:
         flip_y = meta.get("flipY", False)
         if not isinstance(flip_y, bool):
@@ -444,8 +441,7 @@ def save(hm: HeightMap, path, *, encoding="unreal", z_scale=None, bits=16, scale
             f"{path}: {msg}"))
         return path
     else:
-        raise ValueError(f"{path}: unknown height map format {suffix!r}: use one of "
-                         f"{', '.join(MAP_SUFFIXES)}")
+        raise _fail(path, f"unknown height map format {suffix!r}: use {'/'.join(MAP_SUFFIXES)}")
     if sidecar:
         tmp = sidecar_path(path).with_suffix(".json.tmp")
         tmp.write_text(json.dumps(meta, indent=2) + "\n")
