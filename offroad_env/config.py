@@ -20,6 +20,7 @@ from .physics.constants import GRAVITY
 from .physics.dynamics import INTEGRATORS, AckermannParams, SkidSteerParams
 from .physics.ground import METHODS as GROUND_METHODS
 from .physics.models import MODELS, model_class
+from .physics.models.ground_following import GroundFollowing
 from .observations import TERM_NAMES as OBS_TERMS
 from .tasks import RewardWeights
 from .physics.vehicle import preset
@@ -239,8 +240,13 @@ class SimConfig:
     action_repeat: int = 1
 
     def __post_init__(self):
-        preset(self.vehicle)  # raises on an unknown name
+        vehicle = preset(self.vehicle)  # raises on an unknown name
         model = model_class(self.dynamics)  # ValueError naming the registered models
+        if (vehicle.casters is not None and self.ground == "four_wheel"
+                and issubclass(model, GroundFollowing)):
+            raise ValueError(f"vehicle {vehicle.name!r} stands on casters: ground='four_wheel' "
+                             "places a wheel base x track rectangle, which it has not; use "
+                             "ground='rigid_contact' (its contacts as they are)")
         if self.dynamics_params is not None and (
                 model.Params is None or not isinstance(self.dynamics_params, model.Params)):
             want = "none" if model.Params is None else f"a {model.Params.__name__}"

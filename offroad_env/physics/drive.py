@@ -28,7 +28,7 @@ import torch
 from .vehicle import Vehicle
 
 __all__ = ["side_targets", "speed_controller", "speed_servo", "wheel_spin_rate",
-           "braked_body_forces", "driven_mask", "coupling_matrix", "group_sum"]
+           "braked_body_forces", "driven_mask", "caster_mask", "coupling_matrix", "group_sum"]
 
 
 def side_targets(vehicle: Vehicle, left, right) -> torch.Tensor:
@@ -118,6 +118,15 @@ def driven_mask(driven, device=None):
     if driven is None or all(driven):
         return None
     return torch.tensor([[bool(d)] for d in driven], device=device)
+
+
+def caster_mask(vehicle, device=None):
+    """``(K, 1)`` bool of a vehicle's ``casters`` (the wheels that swivel freely: no force
+    across their rolling direction, no brake), or None where it has none (the callers skip)."""
+    casters = getattr(vehicle, "casters", None)
+    if casters is None:
+        return None
+    return torch.tensor([[bool(c)] for c in casters], device=device)
 
 
 def coupling_matrix(vehicle: Vehicle, dtype=torch.float32, device=None):

@@ -68,7 +68,7 @@ import torch
 
 from .body_contact import point_forces, rim_support, roof_down, tyre_edges
 from .constants import GRAVITY
-from .drive import braked_body_forces, group_sum, speed_servo, wheel_spin_rate
+from .drive import braked_body_forces, caster_mask, group_sum, speed_servo, wheel_spin_rate
 from .rigid_params import (RigidBodyParams, chassis_points, check_stable, for_vehicle,
                            inertia_tensor, substeps, suspension)
 from .rotations import quat_step, rotation_entries, vcross, vdot, vmat, vrot, vrot_inv
@@ -195,6 +195,7 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
     k_c = m * gravity / (4.0 * p.chassis_sink)
     c_c = math.sqrt(k_c * m / 4.0)  # damping ratio 0.5 on four points
     brake = (targets == 0).all(0)
+    caster = caster_mask(vehicle, dev)  # (K, 1) bool, or None: no casters
     group = 1.0 if coupling is None else coupling.sum(1, keepdim=True)
     give_free = r * r / (group * p.wheel_inertia)
     # each component a contiguous (N,) row: the fused loops that read them then vectorise over
@@ -332,17 +333,23 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         Ng = tuple((N0 * n[i]).sum(0) for i in range(3))
         fg = (Ng[0], Ng[1], Ng[2] - m * gravity)
         arm_x, arm_y, fgx, fgy = vdot(rho, xb), vdot(rho, yb), vdot(fg, xb), vdot(fg, yb)
-        Fbx, Fby, Mb, share = braked_body_forces(bs, m, J[2][2], N0, mu_w, arm_x, arm_y,
+        # the brake holds on the braked wheels' loads (a caster rolls and swivels free)
+        N0_b = N0 if caster is None else torch.where(caster, torch.zeros_like(N0), N0)
+        Fbx, Fby, Mb, share = braked_body_forces(bs, m, J[2][2], N0_b, mu_w, arm_x, arm_y,
                                                  fgx, fgy, h)
         # again with the normal forces that friction along the contact tangents leaves
         N_b = ((F_s - share * Fbx * ratio_t) / ratio_n).clamp_min(0.0)
+        if caster is not None:
+            N_b = torch.where(caster, torch.zeros_like(N_b), N_b)
         Fbx, Fby, Mb, share = braked_body_forces(bs, m, J[2][2], N_b, mu_w, arm_x, arm_y,
                                                  fgx, fgy, h)
         # braked wheels: locked; each contact takes its share of the body's friction along its
         # tangent and axle (so friction stays in the ground's plane), no rolling resistance
         fbx = share * Fbx
-        fx = torch.where(brake, fbx, fx)
+        fx = torch.where(brake, fbx, fx)  # a caster's share is 0: it is not braked
         fy = torch.where(brake, share * Fby, fy)
+        if caster is not None:  # a caster turns to follow the motion: no force across it
+            fy = torch.where(caster, torch.zeros_like(fy), fy)
         N = torch.where(brake, torch.minimum(((F_s - fbx * ratio_t) / ratio_n).clamp_min(0.0),
                                              N_cap), N)
         if soil is None or soft is not None:

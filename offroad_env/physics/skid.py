@@ -23,7 +23,7 @@ from .checks import check_numbers
 from .constants import GRAVITY
 from .slip import (friction_ellipse, rolling_resistance, slip_angle, slip_ratio, smooth_sign,
                    soft_soil_traction)
-from .drive import (braked_body_forces, driven_mask, side_targets, speed_controller,
+from .drive import (braked_body_forces, caster_mask, driven_mask, side_targets, speed_controller,
                     group_sum, speed_servo, wheel_spin_rate)
 from .vehicle import Vehicle
 
@@ -207,6 +207,9 @@ def _substep_kn(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState, om
     T = torque.clamp(-t_max, t_max)
     if driven is not None:  # no motor on an undriven wheel
         T = torch.where(driven, T, torch.zeros_like(T))
+    caster = caster_mask(vehicle, dev)
+    if caster is not None:  # a caster turns to follow the motion: no force across it
+        fy = torch.where(caster, torch.zeros_like(fy), fy)
     fx_body = fx + frr
     sin_p, cos_p = torch.sin(pitch), torch.cos(pitch)
     sin_r = torch.sin(roll)
@@ -215,7 +218,9 @@ def _substep_kn(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState, om
     Mz = (dxj * fy - dyj * fx_body).sum(0)
     Iz = params.yaw_inertia_for(vehicle)
     if brake is not None:
-        Fbx, Fby, Mb, share = braked_body_forces(s, m, Iz, fz, mu_w, dxj, dyj,
+        # the brake holds on the braked wheels' loads (a caster rolls and swivels free)
+        fz_b = fz if caster is None else torch.where(caster, torch.zeros_like(fz), fz)
+        Fbx, Fby, Mb, share = braked_body_forces(s, m, Iz, fz_b, mu_w, dxj, dyj,
                                                  m * g * sin_p, -m * g * cos_p * sin_r, dt)
         Fx = torch.where(brake, Fbx + m * g * sin_p, Fx)
         Fy = torch.where(brake, Fby - m * g * cos_p * sin_r, Fy)

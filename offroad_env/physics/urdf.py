@@ -235,15 +235,15 @@ def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | No
         if missing:
             raise URDFError(f"{path}: no joint(s) {missing}; joints: {sorted(by_name)}")
         picked = [by_name[w] for w in wheels]
-    if len(picked) < 3:
+    # a passive swivel wheel named as one is a caster, not a wheel (its radius is its own)
+    picked = [j for j in picked if not _named_caster(j.get("name"), j.find("child").get("link"))]
+    wheel_links = {j.find("child").get("link") for j in picked}
+    caster_links = [n for n in pose if n != base and n not in wheel_links and n in links
+                    and links[n].find("collision") is not None
+                    and (_named_caster(n) or links[n].find("collision/geometry/sphere")
+                         is not None)]
+    if len(picked) < 3 and not (len(picked) >= 2 and caster_links):
         names = [j.get("name") for j in picked]
-        casters = sorted(n for n, link in links.items()
-                         if "caster" in (n or "").lower()
-                         or link.find("collision/geometry/sphere") is not None)
-        if casters and len(picked) == 2:
-            raise URDFError(f"{path}: two wheels ({names}) and caster(s) {casters}: a robot on "
-                            "two driven wheels and a caster is not supported; the vehicle "
-                            "models need three or more wheels with cylinder collisions")
         spinning = [j.get("name") for j in joints if j.get("type") in ("continuous", "revolute")]
         tracked = [n for n in links if any(k in (n or "").lower() for k in _TRACK_WORDS)]
         if wheels is None and len(picked) == 0 and (tracked or len(spinning) >= 8):
@@ -307,12 +307,36 @@ def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | No
         warnings.warn(f"{path}: the wheel hubs' heights differ by {spread:.3f} m; the vehicle "
                       "puts every hub at the rear axle's height (check the wheel joints' "
                       "origins)", stacklevel=2)
-    hubs = hubs[np.lexsort((-hubs[:, 1], -hubs[:, 0]))]  # front to rear, left to right
+    # casters: a contact each at the lowest point of its collision geometry, on the wheels'
+    # ground plane (hub height - radius); one far above that plane is not on the ground
+    ground_z = float(hubs[:, 2].mean()) - radii[0]
+    cast = []
+    for n in caster_links:
+        low = _lowest_point(links[n], pose[n], path)
+        if low is None:
+            continue
+        gap = float(low[2] - ground_z)
+        if abs(gap) > max(0.02, 0.3 * radii[0]) and not _named_caster(n):
+            continue  # a sphere elsewhere (a sensor dome), not a caster
+        if abs(gap) > max(0.005, 0.05 * radii[0]):
+            import warnings
+            warnings.warn(f"{path}: caster {n!r}'s lowest point lies {gap:+.4f} m from the "
+                          "wheels' contact plane; the vehicle puts its contact on that plane",
+                          stacklevel=2)
+        cast.append(np.array([low[0], low[1], hubs[:, 2].mean()]))
+    is_caster = np.array([False] * len(hubs) + [True] * len(cast))
+    if cast:
+        hubs = np.vstack([hubs, np.array(cast)])
+    order = np.lexsort((-hubs[:, 1], -hubs[:, 0]))  # front to rear, left to right
+    hubs, is_caster = hubs[order], is_caster[order]
     x_rear, x_front = hubs[:, 0].min(), hubs[:, 0].max()
-    rear = hubs[np.isclose(hubs[:, 0], x_rear, atol=1e-6)]
-    axle = np.array([x_rear, rear[:, 1].mean(), rear[:, 2].mean()])  # rear-axle origin in base
+    wheels_xy = hubs[~is_caster]
+    x_axle = wheels_xy[:, 0].min()
+    rear = wheels_xy[np.isclose(wheels_xy[:, 0], x_axle, atol=1e-6)]
+    axle = np.array([x_axle, rear[:, 1].mean(), rear[:, 2].mean()])  # rear-axle origin in base
     if len(rear) < 2 or x_front - x_rear <= 0:
-        raise URDFError(f"{path}: the wheels do not form a rear axle and a front axle")
+        raise URDFError(f"{path}: the wheels do not form a rear axle and a front axle"
+                        + (" or caster" if cast else ""))
     # mass properties, in base_link
     total, first, inertia = 0.0, np.zeros(3), []
     for lname, (R, t) in pose.items():
@@ -350,6 +374,7 @@ def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | No
     pose_ra = np.eye(4)
     pose_ra[:3, 3] = axle
     return Vehicle(wheel_base=float(x_front - x_rear),
+                   casters=tuple(bool(c) for c in is_caster) if cast else None,
                    track_width=float(rear[:, 1].max() - rear[:, 1].min()),
                    wheel_radius=float(radii[0]), wheel_positions=wheel_xy, mass=float(total),
                    com=tuple(float(v) for v in (com - axle)), inertia_roll=float(Ixx),
@@ -359,6 +384,49 @@ def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | No
                    rear_axle_pose=tuple(map(tuple, pose_ra)),
                    wheel_torque=float(efforts[0]) if efforts else None,
                    name=name or root.get("name", path.stem))
+
+
+def _named_caster(*names) -> bool:
+    """A joint or link named as a caster (or a ball transfer)."""
+    return any(k in (n or "").lower() for n in names for k in ("caster", "castor"))
+
+
+def _lowest_point(link, pose, path):
+    """The lowest point, in base, of a link's collision spheres, boxes and cylinders (the
+    middle of the points within 0.1 mm of the lowest: a box's bottom face's centre; None: none
+    of these)."""
+    R0, t0 = pose
+    pts_all = []
+    for col in link.findall("collision"):
+        Rc, tc = _origin(col, path)
+        R, c = R0 @ Rc, R0 @ tc + t0
+        g = col.find("geometry")
+        pts = []
+        if g is None:
+            continue
+        if g.find("sphere") is not None:
+            rs = _floats(g.find("sphere").get("radius"), 1, path, "sphere radius")[0]
+            pts = [c - np.array([0.0, 0.0, rs])]
+        elif g.find("box") is not None:
+            size = np.array(_floats(g.find("box").get("size"), 3, path, "box size")) / 2
+            pts = [c + R @ (size * np.array(sg)) for sg in
+                   ((a, b, d) for a in (-1, 1) for b in (-1, 1) for d in (-1, 1))]
+        elif g.find("cylinder") is not None:
+            cyl = g.find("cylinder")
+            rc = _floats(cyl.get("radius"), 1, path, "cylinder radius")[0]
+            half = _floats(cyl.get("length"), 1, path, "cylinder length")[0] / 2
+            a = R[:, 2]
+            ends = [c + half * a, c - half * a]
+            # the rim's lowest point: down, across the axis
+            down = np.array([0.0, 0.0, -1.0]) - a * (-a[2])
+            nd = np.linalg.norm(down)
+            pts = [e + (rc * down / nd if nd > 1e-9 else 0.0) for e in ends]
+        pts_all.extend(pts)
+    if not pts_all:
+        return None
+    pts = np.array(pts_all)
+    z = pts[:, 2].min()
+    return pts[pts[:, 2] <= z + 1e-4].mean(0)  # a box's bottom face: its centre
 
 
 #: link-name parts that mark a tracked vehicle

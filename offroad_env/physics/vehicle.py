@@ -93,7 +93,14 @@ class Vehicle:
             torque through its gearing); None: the dynamics' default
             (``SkidSteerParams.max_torque``).
         driven: K bools in wheel order, the wheels the motors drive (at least one); None:
-            all (four-wheel drive for the presets). An undriven wheel rolls free.
+            all (four-wheel drive for the presets) but the casters. An undriven wheel rolls
+            free.
+        casters: K bools in wheel order, the wheels that swivel freely (a caster, a ball
+            transfer): a contact that carries load, takes no drive and no holding brake, and
+            no force across its rolling direction (it turns to follow the motion); None: none.
+            Its contact is modelled as a wheel of ``wheel_radius`` whose lowest point is the
+            caster's (the contact plane at rest is the real one; over a bump the contact's
+            curvature is the wheels'). A vehicle needs two wheels that are not casters.
         coupling: how the driven wheels share the drive (:mod:`offroad_env.physics.drive`):
             ``"independent"`` (default), a motor per wheel, each within ``wheel_torque``;
             ``"side"``, each side's driven wheels geared to one motor: one speed, and the
@@ -115,6 +122,7 @@ class Vehicle:
     rear_axle_pose: tuple[tuple[float, ...], ...] = _IDENTITY
     wheel_torque: float | None = None
     driven: tuple[bool, ...] | None = None
+    casters: tuple[bool, ...] | None = None
     coupling: str = "independent"
     name: str = "vehicle"
 
@@ -155,6 +163,20 @@ class Vehicle:
                 raise ValueError("wheel_positions must be finite")
             wp = tuple(tuple(float(v) for v in p) for p in wp)
         object.__setattr__(self, "wheel_positions", wp)
+        if self.casters is not None:
+            cas = tuple(self.casters)
+            if len(cas) != len(wp) or not all(isinstance(c, (bool, np.bool_)) for c in cas) \
+                    or sum(not c for c in cas) < 2:
+                raise ValueError(f"casters must be {len(wp)} bools (one per wheel, at least two "
+                                 f"False), got {self.casters!r}")
+            cas = tuple(bool(c) for c in cas)
+            object.__setattr__(self, "casters", cas if any(cas) else None)
+            if self.casters is not None and self.driven is None:
+                object.__setattr__(self, "driven", tuple(not c for c in cas))
+            elif self.casters is not None and any(
+                    d and c for d, c in zip(self.driven, cas)):
+                raise ValueError(f"a caster cannot be driven: driven {self.driven!r}, casters "
+                                 f"{self.casters!r}")
         if self.driven is not None:
             drv = tuple(self.driven)
             if len(drv) != len(wp) or not all(isinstance(d, (bool, np.bool_)) for d in drv) \
