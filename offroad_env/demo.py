@@ -265,8 +265,8 @@ def run(out: Path, seed: int = 0, envs: int = 256, steps: int = 200, terrain_spe
             for code in info["end_reason"][done].tolist():
                 ends[EndReason(code).label] += 1
     dt = time.perf_counter() - t0
-    from PIL import Image
-    Image.fromarray(env.render()[0]).save(out / "env_frame.png")
+    _frame_picture(env.render()[0], env.render_extent(0), env.config.task.kind,
+                   out / "env_frame.png")
     written += ["env_frame.png", "report.json"]
     cfg = env.config  # what the env simulated, read back from it
     report["env"] = {"num_envs": envs, "steps": steps, "env_steps_per_s": envs * steps / dt,
@@ -277,6 +277,34 @@ def run(out: Path, seed: int = 0, envs: int = 256, steps: int = 200, terrain_spe
     report["written"] = written
     (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
     return report
+
+
+def _frame_picture(frame: np.ndarray, extent, task: str, path) -> None:
+    """Environment 0's rendered frame: with matplotlib, on axes in metres (world frame) with a
+    legend; without it, the frame as rendered."""
+    try:
+        from .plots import pyplot
+        plt = pyplot()
+    except ImportError:
+        from PIL import Image
+        Image.fromarray(frame).save(path)
+        return
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+    fig, ax = plt.subplots(figsize=(6.4, 6.0))
+    ax.imshow(frame, extent=extent, origin="upper")
+    handles = [Patch(facecolor="#e63c28", edgecolor="k", label="vehicle 0 (nose line)"),
+               Line2D([], [], color="white", label="its path")]
+    if task == "nav":
+        handles.append(Line2D([], [], marker="o", ls="", mfc="none", mec="#ffdc00",
+                              label="its goal"))
+    ax.legend(handles=handles, loc="lower right", fontsize=8, facecolor="#808080")
+    ax.set_xlabel("x (m)")
+    ax.set_ylabel("y (m)")
+    ax.set_title("The env's rendered frame, environment 0 (shaded relief)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
 
 
 def _path_picture(hm, P, path):

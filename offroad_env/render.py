@@ -105,6 +105,17 @@ class Renderer:
     def clear(self):
         self.path.clear()
 
+    def extent(self, env: int = 0) -> tuple[float, float, float, float]:
+        """World ``(x0, x1, y0, y1)`` [m] that :meth:`frame` of ``env`` shows now."""
+        sim = self.sim
+        if self.resolved_view() == "follow":
+            bx, by, half = float(sim.state.x[env]), float(sim.state.y[env]), 0.5 * self.window
+            x0, x1, y0, y1 = bx - half, bx + half, by - half, by + half
+        else:
+            x0, x1, y0, y1 = sim.maps.bounds
+        ox, oy, _ = sim.origin
+        return (x0 + ox, x1 + ox, y0 + oy, y1 + oy)
+
     def frame(self, env: int = 0) -> np.ndarray:
         from PIL import Image, ImageDraw
 

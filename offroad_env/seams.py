@@ -224,6 +224,13 @@ class SimulatorSeams:
         if self._renderer is not None:
             self._renderer.invalidate()
 
+    def render_extent(self, env: int = 0) -> tuple[float, float, float, float]:
+        """World ``(x0, x1, y0, y1)`` [m] that ``render()``'s frame of sub-environment ``env``
+        shows now (to draw it on axes in metres); ValueError without ``render_mode``."""
+        if self._renderer is None:
+            raise ValueError("render_extent needs render_mode='rgb_array'")
+        return self._renderer.extent(env)
+
 
 class SimulatorEnvBase(SimulatorSeams):
     """What :class:`~offroad_env.OffroadEnv` and :class:`~offroad_env.OffroadVectorEnv` share:
