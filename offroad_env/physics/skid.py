@@ -237,12 +237,18 @@ def _substep_kn(vehicle: Vehicle, params: SkidSteerParams, s: SkidSteerState, om
         d_omega = (T - r_w * fx - params.wheel_damping * omega) / params.wheel_inertia
     else:  # one spin rate a group; T: the torque the gearing hands each wheel
         d_omega, T = wheel_spin_rate(params, T, r_w * fx, omega, coupling)
-    # pose of the rear-axle origin: v_o = v_com - r x c  (body frame), rotated to the world
+    # pose of the rear-axle origin: v_o = v_com - r x c  (body frame, in the ground's plane),
+    # its horizontal part (R = Rz Ry Rx: Ry(pitch) Rx(roll) (v_x, v_y, 0) has the horizontal
+    # components cos(p) v_x + sin(p) sin(r) v_y and cos(r) v_y) rotated by the yaw: a body
+    # sliding at v down a slope covers v cos(beta) of the plane (the placement then puts it
+    # on the slope), not v
     vox = s.vx + s.yaw_rate * cy
     voy = s.vy - s.yaw_rate * cx
+    hx = cos_p * vox + sin_p * sin_r * voy
+    hy = torch.cos(roll) * voy
     c, sn = torch.cos(s.yaw), torch.sin(s.yaw)
     new = SkidSteerState(
-        x=s.x + dt * (c * vox - sn * voy), y=s.y + dt * (sn * vox + c * voy),
+        x=s.x + dt * (c * hx - sn * hy), y=s.y + dt * (sn * hx + c * hy),
         yaw=s.yaw + dt * s.yaw_rate, vx=s.vx + dt * d_vx, vy=s.vy + dt * d_vy,
         yaw_rate=s.yaw_rate + dt * d_yaw_rate, wheel_omega=s.wheel_omega)
     info = {"fx": fx, "fy": fy, "kappa": kappa, "alpha": alpha, "rolling": frr, "torque": T}

@@ -405,6 +405,31 @@ def test_a_braked_husky_slides_from_atan_mu_at_g_sin_minus_mu_cos(beta_deg):
     assert accel == pytest.approx(want, rel=0.10), (accel, want)
 
 
+@pytest.mark.parametrize("beta_deg", [28.0, 35.0])
+def test_a_braked_skid_steer_slides_down_the_slope_at_the_rate_friction_gives(beta_deg):
+    """Issue 44, item 5: measured on the pose, the distance down the slope (the base's 3-D
+    path) grows at g (sin(beta) - mu cos(beta)), 0.9-1.1 x. The body-frame speed already did;
+    the planar pose moved by it as if it were horizontal, 1 / cos(beta) too fast."""
+    sim = _braked_on_slope(beta_deg)
+    b = math.radians(beta_deg)
+    dt = sim.cfg.dt
+
+    def along():  # distance along the slope from the planar pose: x / cos(beta)
+        return float(sim.state.x[0]) / math.cos(b)
+
+    _hold(sim, 0.2)
+    s0, t, samples = along(), 0.0, []
+    for _ in range(int(round(1.0 / dt))):
+        sim.step(torch.zeros(1, 2, dtype=torch.float64))
+        t += dt
+        samples.append((t, along() - s0))
+    ts, ss = np.array(samples).T
+    # s = s0' + v0 t + a t^2 / 2: the fitted a (least squares over the second)
+    a = 2.0 * np.polyfit(ts, ss, 2)[0]
+    want = -9.81 * (math.sin(b) - 0.5 * math.cos(b))  # backwards, down the slope
+    assert 0.9 <= a / want <= 1.1, (a, want, a / want)
+
+
 # ---------------------------------------------------------------- the drive: a servo with a torque limit
 def _climb(beta_deg, mu=1.0, seconds=3.0, **vehicle_kw):
     """Distance [m] a skid-steer Husky (rigid contact, float64) driving at full speed (1 m/s)
