@@ -22,6 +22,7 @@ from terrain import HeightMap
 from . import rng as rngmod
 from .config import SimConfig, make_config
 from .frames import to_world
+from .params import PARAMS
 from .physics.ground import GroundContact
 from .physics.vehicle import Vehicle
 from .render import Renderer
@@ -179,6 +180,12 @@ class SimulatorSeams:
     def params(self) -> dict | None:
         """The per-environment parameters (:meth:`set_params`), or None when nominal."""
         return self.sim.params
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        """The per-environment parameters :meth:`set_params` takes for this env's model."""
+        allowed = self.sim.model.per_env_params
+        return tuple(PARAMS) if allowed is None else tuple(allowed)
 
     def set_params(self, mask: torch.Tensor, **values) -> None:
         """Per-environment physical parameters (see

@@ -155,10 +155,23 @@ class _Randomizer:
         env.set_params(mask, **values)
 
 
+#: each config field and the per-environment parameter it draws
+_FIELDS = {"mass_scale": "mass", "com_shift": "com", "wheel_radius_scale": "wheel_radius",
+           "friction": "friction", "accel_noise": "accel_noise", "gyro_noise": "gyro_noise",
+           "soil_strength": "soil_strength", "soil_phi": "soil_phi"}
+
+
 def _install(env, config):
     base = env.unwrapped
     if not isinstance(base, SimulatorSeams):
         raise TypeError(f"domain randomization needs an offroad env, got {type(base).__name__}")
+    unsupported = [f for f, p in _FIELDS.items()
+                   if getattr(config, f) is not None and p not in base.param_names]
+    if unsupported:
+        raise ValueError(f"the {base.config.dynamics!r} model does not vary "
+                         f"{[_FIELDS[f] for f in unsupported]} per environment: set "
+                         + ", ".join(f"{f}=None" for f in unsupported)
+                         + " in the RandomizationConfig")
     return _Randomizer(base, config)
 
 

@@ -184,6 +184,28 @@ def test_domain_randomization_varies_the_soil_per_environment():
                                  soil_strength=torch.zeros(4, **F64))
 
 
+def test_randomizing_what_the_physical_model_keeps_is_refused_when_built():
+    """Issue 44, item 8: the README's soil randomization (mass, centre of mass and wheel radius
+    switched off) runs on rigid_body; the default config, which varies them, is refused when
+    the wrapper is built, naming the fields, and set_params refuses them at once."""
+    from wrappers import DomainRandomization, RandomizationConfig
+    env = _flat_env("dry_sand", n=2)
+    assert "mass" not in env.param_names and "soil_phi" in env.param_names
+    with pytest.raises(ValueError, match=r"'rigid_body' model does not vary \['mass', 'com', "
+                                        r"'wheel_radius'\] per environment: set mass_scale=None, "
+                                        r"com_shift=None, wheel_radius_scale=None"):
+        DomainRandomization(env, RandomizationConfig(soil_strength=(0.5, 2.0)))
+    with pytest.raises(ValueError, match=r"does not vary \['mass'\] per environment; it takes"):
+        env.set_params(torch.ones(2, dtype=torch.bool), mass=torch.full((2,), 60.0))
+    readme = RandomizationConfig(soil_strength=(0.5, 2.0), soil_phi=(0.4, 0.6), mass_scale=None,
+                                 com_shift=None, wheel_radius_scale=None)
+    wrapped = DomainRandomization(_flat_env("dry_sand", n=2), readme)
+    wrapped.reset(seed=0)
+    for _ in range(3):
+        obs, *_ = wrapped.step(torch.zeros(2, 2))
+    assert bool(torch.isfinite(obs).all())
+
+
 @pytest.mark.slow  # a compile takes minutes
 def test_the_compiled_step_on_soil_matches_the_eager_one():
     kw = dict(terrain=terrain.PerlinConfig(size=(30.0, 30.0), resolution=(0.1, 0.1),

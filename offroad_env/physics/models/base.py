@@ -120,6 +120,9 @@ class VehicleModel(abc.ABC):
     #: the model decides tip-over itself (:meth:`lost_support`, a physical event); the task's
     #: static tilt limits and force-angle hold rule then do not end its episodes
     judges_tip_over: ClassVar[bool] = False
+    #: the per-environment parameters (:data:`offroad_env.params.PARAMS`) the model honours;
+    #: None: all of them. ``set_params`` refuses the others at once.
+    per_env_params: ClassVar[tuple[str, ...] | None] = None
 
     def __init__(self, cfg, vehicle):
         self.cfg = cfg

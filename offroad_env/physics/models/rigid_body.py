@@ -78,6 +78,9 @@ class RigidBody(VehicleModel):
     Params = RigidBodyParams
     support_from_loads = True
     judges_tip_over = True
+    #: its mass properties and wheel radius are the preset's (its layout and contact constants
+    #: are built from them once)
+    per_env_params = ("friction", "accel_noise", "gyro_noise", "soil_strength", "soil_phi")
 
     def __init__(self, cfg, vehicle):
         super().__init__(cfg, vehicle)
