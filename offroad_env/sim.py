@@ -134,15 +134,9 @@ class Simulator:
         shapes and units there) of the masked environments; values are tensors over all N
         environments, only masked rows are used, unset ones keep their value. The model, the
         task's tip limits and the IMU use them from the next placement on."""
-        allowed = self.model.per_env_params
-        refused = sorted(k for k, v in values.items() if v is not None and allowed is not None
-                         and k not in allowed)
-        if refused:
-            raise ValueError(f"the {self.model.name} model does not vary {refused} per "
-                             f"environment; it takes {list(allowed)}")
         base = self.params if self.params is not None else nominal_params(
             self.vehicle, self.cfg, self.n, self.dtype, self.device)
-        self.params = p = update_params(base, mask, values)
+        self.params = p = update_params(base, mask, values, self.model)
         self._veh = VehicleBatch(self.vehicle, p["mass"], p["com"], p["wheel_radius"])
         self.task.set_vehicle(self._veh)
 

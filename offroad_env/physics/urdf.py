@@ -40,51 +40,10 @@ from pathlib import Path
 
 import numpy as np
 
+from .urdf_parts import (TRACK_WORDS, URDFError, floats, footprint_height, inertia_tensor,
+                         lowest_point, mesh_file, named_caster, origin, pick_tyre)
+
 __all__ = ["vehicle_from_urdf", "URDFError"]
-
-
-class URDFError(ValueError):
-    """A URDF file cannot give a vehicle; the message names the file and the problem."""
-
-
-def _floats(text, n, path, what):
-    if text is not None and ("${" in text or "$(" in text):
-        raise URDFError(f"{path}: {what} {text!r} is an unexpanded xacro expression: the file is "
-                        "xacro; expand it first (xacro robot.urdf.xacro > robot.urdf)")
-    try:
-        vals = [float(v) for v in (text or "").split()]
-    except ValueError:
-        raise URDFError(f"{path}: {what} {text!r} is not {n} numbers") from None
-    if not vals:
-        vals = [0.0] * n
-    if len(vals) != n or not all(math.isfinite(v) for v in vals):
-        raise URDFError(f"{path}: {what} {text!r} is not {n} finite numbers")
-    return vals
-
-
-def _inertia(el, path, link) -> np.ndarray:
-    """The 3 x 3 tensor of an ``<inertia>`` element (missing entries 0)."""
-    g = {k: _floats(el.get(k, "0"), 1, path, f"link {link!r} inertia {k}")[0]
-         for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
-    return np.array([[g["ixx"], g["ixy"], g["ixz"]], [g["ixy"], g["iyy"], g["iyz"]],
-                     [g["ixz"], g["iyz"], g["izz"]]])
-
-
-def _rpy(r, p, y) -> np.ndarray:
-    cr, sr, cp, sp, cy, sy = (math.cos(r), math.sin(r), math.cos(p), math.sin(p), math.cos(y),
-                              math.sin(y))
-    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-                     [-sp, cp * sr, cp * cr]])
-
-
-def _origin(el, path) -> tuple[np.ndarray, np.ndarray]:
-    o = None if el is None else el.find("origin")
-    if o is None:
-        return np.eye(3), np.zeros(3)
-    xyz = _floats(o.get("xyz"), 3, path, "origin xyz")
-    rpy = _floats(o.get("rpy"), 3, path, "origin rpy")
-    return _rpy(*rpy), np.array(xyz)
 
 
 def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | None = None,
@@ -138,14 +97,14 @@ def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | No
             child = j.find("child").get("link")
             if child in pose:
                 raise URDFError(f"{path}: link {child!r} is reached twice (a loop)")
-            R, t = _origin(j, path)
+            R, t = origin(j, path)
             pose[child] = (R0 @ R, R0 @ t + t0)
             stack.append(child)
 
     def axis(joint) -> np.ndarray:
         """The joint's unit axis in its child link's frame (URDF default x)."""
         ax_el = joint.find("axis")
-        a = np.array(_floats(ax_el.get("xyz") if ax_el is not None else "1 0 0", 3, path,
+        a = np.array(floats(ax_el.get("xyz") if ax_el is not None else "1 0 0", 3, path,
                              f"joint {joint.get('name')!r} axis"))
         return a / max(np.linalg.norm(a), 1e-12)
 
@@ -158,13 +117,13 @@ def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | No
             cyl = col.find("geometry/cylinder")
             if cyl is None:
                 continue
-            Rc, tc = _origin(col, path)
+            Rc, tc = origin(col, path)
             if abs(float(Rc[:, 2] @ a)) < math.cos(math.radians(10.0)):
                 continue  # a cylinder across the axis (a hub cap, a strut) is not the tyre
             what = f"link {link.get('name')!r} cylinder"
-            r = float("nan") if cyl.get("radius") is None else _floats(
+            r = float("nan") if cyl.get("radius") is None else floats(
                 cyl.get("radius"), 1, path, f"{what} radius")[0]
-            w = float("nan") if cyl.get("length") is None else _floats(
+            w = float("nan") if cyl.get("length") is None else floats(
                 cyl.get("length"), 1, path, f"{what} length")[0]
             out.append((r, w, tc))
         return out
@@ -177,7 +136,7 @@ def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | No
             if mesh is None:
                 continue
             fname = mesh.get("filename", "")
-            file = _mesh_file(fname, path, package_dir)
+            file = mesh_file(fname, path, package_dir)
             where = f"{path}: wheel link {link.get('name')!r} is drawn by the mesh {fname!r}"
             give = ("give the tyre radius with wheel_radius=R (the CLI's --wheel-radius R)")
             dae = file is not None and file.suffix.lower() == ".dae"
@@ -200,8 +159,8 @@ def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | No
                                    else "")) from None
             if verts.size == 0:
                 raise URDFError(f"{where}, which has no vertices; {give}")
-            scale = _floats(mesh.get("scale", "1 1 1"), 3, path, f"mesh {fname!r} scale")
-            Rc, tc = _origin(col, path)
+            scale = floats(mesh.get("scale", "1 1 1"), 3, path, f"mesh {fname!r} scale")
+            Rc, tc = origin(col, path)
             pts = (verts * np.array(scale)) @ Rc.T + tc  # in the link frame
             a = axis(joint)
             radial = pts - np.outer(pts @ a, a)
@@ -214,8 +173,8 @@ def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | No
         I_el = None if inert is None else inert.find("inertia")
         if I_el is None:
             return None
-        Il = _inertia(I_el, path, link.get("name"))
-        Ri, _ = _origin(inert, path)
+        Il = inertia_tensor(I_el, path, link.get("name"))
+        Ri, _ = origin(inert, path)
         a = axis(joint)
         value = float(a @ Ri @ Il @ Ri.T @ a)
         return value if math.isfinite(value) and value > 0 else None
@@ -224,7 +183,7 @@ def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | No
                                          and math.isfinite(wheel_radius) and wheel_radius > 0):
         raise URDFError(f"{path}: wheel_radius must be a finite number > 0 [m], got "
                         f"{wheel_radius!r}")
-    footprint = _footprint_height(pose, joints, base, path)
+    footprint = footprint_height(pose, joints, base, path)
     by_name = {j.get("name"): j for j in joints}
     if wheels is None:
         picked = [j for j in joints if j.get("type") == "continuous"
@@ -236,16 +195,16 @@ def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | No
             raise URDFError(f"{path}: no joint(s) {missing}; joints: {sorted(by_name)}")
         picked = [by_name[w] for w in wheels]
     # a passive swivel wheel named as one is a caster, not a wheel (its radius is its own)
-    picked = [j for j in picked if not _named_caster(j.get("name"), j.find("child").get("link"))]
+    picked = [j for j in picked if not named_caster(j.get("name"), j.find("child").get("link"))]
     wheel_links = {j.find("child").get("link") for j in picked}
     caster_links = [n for n in pose if n != base and n not in wheel_links and n in links
                     and links[n].find("collision") is not None
-                    and (_named_caster(n) or links[n].find("collision/geometry/sphere")
+                    and (named_caster(n) or links[n].find("collision/geometry/sphere")
                          is not None)]
     if len(picked) < 3 and not (len(picked) >= 2 and caster_links):
         names = [j.get("name") for j in picked]
         spinning = [j.get("name") for j in joints if j.get("type") in ("continuous", "revolute")]
-        tracked = [n for n in links if any(k in (n or "").lower() for k in _TRACK_WORDS)]
+        tracked = [n for n in links if any(k in (n or "").lower() for k in TRACK_WORDS)]
         if wheels is None and len(picked) == 0 and (tracked or len(spinning) >= 8):
             raise URDFError(f"{path}: no wheels with a collision cylinder, and "
                             + (f"links named like a track's ({sorted(tracked)[:6]})" if tracked
@@ -263,7 +222,7 @@ def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | No
     for j in picked:
         lim = j.find("limit")
         if lim is not None and lim.get("effort") is not None:
-            e = _floats(lim.get("effort"), 1, path, f"wheel {j.get('name')!r} limit effort")[0]
+            e = floats(lim.get("effort"), 1, path, f"wheel {j.get('name')!r} limit effort")[0]
             if not (math.isfinite(e) and e > 0):
                 raise URDFError(f"{path}: wheel {j.get('name')!r} has limit effort {e}; a "
                                 "wheel's torque limit must be > 0 [N m]")
@@ -274,7 +233,7 @@ def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | No
         R, t = pose[child]
         cands = [c for c in tyres(j, links[child]) if math.isfinite(c[0]) and c[0] > 0]
         if cands:
-            r, w, centre = _pick_tyre(cands, R @ np.zeros(3) + t, footprint, j.get("name"),
+            r, w, centre = pick_tyre(cands, R @ np.zeros(3) + t, footprint, j.get("name"),
                                       path, wheel_radius)
             hubs.append(R @ centre + t)  # the tyre's mid-plane, not the joint's origin
         else:
@@ -312,11 +271,11 @@ def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | No
     ground_z = float(hubs[:, 2].mean()) - radii[0]
     cast = []
     for n in caster_links:
-        low = _lowest_point(links[n], pose[n], path)
+        low = lowest_point(links[n], pose[n], path)
         if low is None:
             continue
         gap = float(low[2] - ground_z)
-        if abs(gap) > max(0.02, 0.3 * radii[0]) and not _named_caster(n):
+        if abs(gap) > max(0.02, 0.3 * radii[0]) and not named_caster(n):
             continue  # a sphere elsewhere (a sensor dome), not a caster
         if abs(gap) > max(0.005, 0.05 * radii[0]):
             import warnings
@@ -344,14 +303,14 @@ def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | No
         if inert is None:
             continue
         m_el = inert.find("mass")
-        m = _floats(m_el.get("value", "0"), 1, path, f"link {lname!r} mass")[0] \
+        m = floats(m_el.get("value", "0"), 1, path, f"link {lname!r} mass")[0] \
             if m_el is not None else 0.0
         if not (math.isfinite(m) and m >= 0):
             raise URDFError(f"{path}: link {lname!r} has mass {m}")
-        Ri, ti = _origin(inert, path)
+        Ri, ti = origin(inert, path)
         c = R @ ti + t
         I_el = inert.find("inertia")
-        Il = np.zeros((3, 3)) if I_el is None else _inertia(I_el, path, lname)
+        Il = np.zeros((3, 3)) if I_el is None else inertia_tensor(I_el, path, lname)
         Rb = R @ Ri
         inertia.append((m, c, Rb @ Il @ Rb.T))
         total += m
@@ -384,107 +343,3 @@ def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | No
                    rear_axle_pose=tuple(map(tuple, pose_ra)),
                    wheel_torque=float(efforts[0]) if efforts else None,
                    name=name or root.get("name", path.stem))
-
-
-def _named_caster(*names) -> bool:
-    """A joint or link named as a caster (or a ball transfer)."""
-    return any(k in (n or "").lower() for n in names for k in ("caster", "castor"))
-
-
-def _lowest_point(link, pose, path):
-    """The lowest point, in base, of a link's collision spheres, boxes and cylinders (the
-    middle of the points within 0.1 mm of the lowest: a box's bottom face's centre; None: none
-    of these)."""
-    R0, t0 = pose
-    pts_all = []
-    for col in link.findall("collision"):
-        Rc, tc = _origin(col, path)
-        R, c = R0 @ Rc, R0 @ tc + t0
-        g = col.find("geometry")
-        pts = []
-        if g is None:
-            continue
-        if g.find("sphere") is not None:
-            rs = _floats(g.find("sphere").get("radius"), 1, path, "sphere radius")[0]
-            pts = [c - np.array([0.0, 0.0, rs])]
-        elif g.find("box") is not None:
-            size = np.array(_floats(g.find("box").get("size"), 3, path, "box size")) / 2
-            pts = [c + R @ (size * np.array(sg)) for sg in
-                   ((a, b, d) for a in (-1, 1) for b in (-1, 1) for d in (-1, 1))]
-        elif g.find("cylinder") is not None:
-            cyl = g.find("cylinder")
-            rc = _floats(cyl.get("radius"), 1, path, "cylinder radius")[0]
-            half = _floats(cyl.get("length"), 1, path, "cylinder length")[0] / 2
-            a = R[:, 2]
-            ends = [c + half * a, c - half * a]
-            # the rim's lowest point: down, across the axis
-            down = np.array([0.0, 0.0, -1.0]) - a * (-a[2])
-            nd = np.linalg.norm(down)
-            pts = [e + (rc * down / nd if nd > 1e-9 else 0.0) for e in ends]
-        pts_all.extend(pts)
-    if not pts_all:
-        return None
-    pts = np.array(pts_all)
-    z = pts[:, 2].min()
-    return pts[pts[:, 2] <= z + 1e-4].mean(0)  # a box's bottom face: its centre
-
-
-#: link-name parts that mark a tracked vehicle
-_TRACK_WORDS = ("track", "sprocket", "idler", "road_wheel", "roadwheel", "bogie")
-
-
-def _pick_tyre(cands, hub, footprint, joint, path, wheel_radius):
-    """``(radius, width, centre in the link frame)`` of the tyre among a wheel's collision
-    cylinders about its axis: the one whose radius is the hub's height above the footprint
-    (within 3 %) where the file has a ``base_footprint`` link, else the largest. Warns, naming
-    the candidates, where the radii differ and no footprint settles it."""
-    radii = sorted({round(c[0], 9) for c in cands})
-    best = max(cands, key=lambda c: c[0])
-    if len(radii) > 1:
-        if footprint is not None:
-            height = float(hub[2] - footprint)
-            fits = [c for c in cands if abs(c[0] - height) <= 0.03 * height]
-            if fits:
-                return max(fits, key=lambda c: c[0])
-        if wheel_radius is None:
-            import warnings
-            warnings.warn(f"{path}: wheel {joint!r} has collision cylinders of radii {radii} "
-                          f"about its axis; took the largest, {best[0]} m, as the tyre"
-                          + ("" if footprint is None else
-                             f" (the hub stands {float(hub[2] - footprint):.4f} m above "
-                             "base_footprint, which none matches)")
-                          + "; give wheel_radius=R to choose", stacklevel=3)
-    return best
-
-
-def _footprint_height(pose, joints, base, path) -> float | None:
-    """The height in ``base`` of a ``base_footprint`` link (the ground under the robot, by the
-    ROS convention), below ``base`` or as its parent; None where the file has none."""
-    if "base_footprint" in pose:
-        return float(pose["base_footprint"][1][2])
-    for j in joints:
-        if j.find("parent").get("link") == "base_footprint" and j.find("child").get("link") == base:
-            R, t = _origin(j, path)
-            return float(-(R.T @ t)[2])  # the parent's origin seen from the child
-    return None
-
-
-def _mesh_file(filename: str, urdf: Path, package_dir) -> Path | None:
-    """The file a URDF mesh names: ``package://NAME/rest`` under ``package_dir`` (or the
-    URDF's folder, or its parent), ``file://`` and plain paths relative to the URDF."""
-    if filename.startswith("package://"):
-        rest = filename[len("package://"):]
-        pkg, _, sub = rest.partition("/")
-        roots = ([Path(package_dir)] if package_dir is not None
-                 else [urdf.parent, urdf.parent.parent])
-        for root in roots:
-            for cand in (root / pkg / sub, root / sub):
-                if cand.is_file():
-                    return cand
-        return None
-    if filename.startswith("file://"):
-        filename = filename[len("file://"):]
-    cand = Path(filename)
-    cand = cand if cand.is_absolute() else urdf.parent / cand
-    return cand if cand.is_file() else None
-

@@ -4,9 +4,7 @@ robot is a hand-written replica of the public TurtleBot3 Burger layout (ROBOTIS'
 ``turtlebot3_burger.urdf``: wheels r 0.033 m at y = +-0.08 m, a caster 0.081 m behind them,
 base_link 0.010 m above base_footprint); every expected figure is computed from the text."""
 
-import math
 
-import numpy as np
 import pytest
 import torch
 
