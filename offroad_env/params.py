@@ -35,21 +35,18 @@ def nominal_params(vehicle: Vehicle, cfg, n: int, dtype, device) -> dict[str, to
             "soil_phi": full(0.0 if soil is None else soil.phi)}
 
 
-def update_params(params: dict, mask: torch.Tensor, values: dict, model=None
-                  ) -> dict[str, torch.Tensor]:
+def update_params(params: dict, mask: torch.Tensor, values: dict,
+                  refusals: dict[str, str] | None = None) -> dict[str, torch.Tensor]:
     """``params`` with the masked rows of the given ``values`` (tensors over all N rows; None
-    skips a name). Raises ValueError on an unknown name, a name the vehicle ``model`` does not
-    vary per environment (its ``per_env_params``), a wrong shape, or a masked value that is
-    not finite, negative, or (mass) not positive."""
+    skips a name). Raises ValueError on an unknown name, a name in ``refusals`` (the vehicle
+    model's :meth:`~offroad_env.physics.models.VehicleModel.param_refusals`, with its reason), a
+    wrong shape, or a masked value that is not finite, negative, or (mass) not positive."""
     unknown = sorted(set(values) - set(PARAMS))
     if unknown:
         raise ValueError(f"unknown parameter(s) {unknown}; known: {PARAMS}")
-    allowed = None if model is None else model.per_env_params
-    refused = sorted(k for k, v in values.items()
-                     if v is not None and allowed is not None and k not in allowed)
+    refused = {k: why for k, why in (refusals or {}).items() if values.get(k) is not None}
     if refused:
-        raise ValueError(f"the {model.name} model does not vary {refused} per environment; it "
-                         f"takes {list(allowed)}")
+        raise ValueError("; ".join(f"{k}: {why}" for k, why in sorted(refused.items())))
     ref = params["mass"]
     n = ref.shape[0]
     mask = torch.as_tensor(mask, device=ref.device)

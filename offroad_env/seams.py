@@ -183,9 +183,10 @@ class SimulatorSeams:
 
     @property
     def param_names(self) -> tuple[str, ...]:
-        """The per-environment parameters :meth:`set_params` takes for this env's model."""
-        allowed = self.sim.model.per_env_params
-        return tuple(PARAMS) if allowed is None else tuple(allowed)
+        """The per-environment parameters :meth:`set_params` takes for this env's model on its
+        maps."""
+        refused = self.sim.model.param_refusals(PARAMS, self.sim.maps)
+        return tuple(n for n in PARAMS if n not in refused)
 
     def set_params(self, mask: torch.Tensor, **values) -> None:
         """Per-environment physical parameters (see

@@ -130,13 +130,13 @@ class Simulator:
         self._reset_hooks.append(hook)
 
     def set_params(self, mask: torch.Tensor, **values) -> None:
-        """Set per-environment physical parameters (:data:`~offroad_env.params.PARAMS`, their
-        shapes and units there) of the masked environments; values are tensors over all N
-        environments, only masked rows are used, unset ones keep their value. The model, the
-        task's tip limits and the IMU use them from the next placement on."""
+        """Set per-environment physical parameters (:data:`~offroad_env.params.PARAMS`, shapes
+        and units there) of the masked rows (values over all N; unset ones kept); the model, the
+        tip limits and the IMU use them from the next placement on."""
         base = self.params if self.params is not None else nominal_params(
             self.vehicle, self.cfg, self.n, self.dtype, self.device)
-        self.params = p = update_params(base, mask, values, self.model)
+        no = self.model.param_refusals(values, self.maps)  # what the model cannot vary here
+        self.params = p = update_params(base, mask, values, no)
         self._veh = VehicleBatch(self.vehicle, p["mass"], p["com"], p["wheel_radius"])
         self.task.set_vehicle(self._veh)
 

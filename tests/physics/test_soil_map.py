@@ -117,12 +117,19 @@ def test_soil_in_a_map_is_refused_where_it_cannot_be_honoured():
         _env(sand, ("hard", "quicksand"))
     with pytest.raises(ValueError, match="give soil by one of them"):
         _env(sand, ("hard", "dry_sand"), soil="snow")
+    # soil_phi on a map of several soils: refused where it enters (set_params; the wrapper
+    # when it is built), not at the first step (issue 44, item 8)
     env = _env(sand, ("hard", "dry_sand"), n=2)
-    env.reset(seed=0)
-    env.unwrapped.set_params(torch.ones(2, dtype=torch.bool),
-                             soil_phi=torch.tensor([0.5, 0.6], **F64))
-    with pytest.raises(ValueError, match="soil_phi .* cannot vary on a material map"):
-        env.step(torch.zeros(2, 2, **F64))
+    assert "soil_phi" not in env.unwrapped.param_names
+    with pytest.raises(ValueError, match=r"soil_phi: one soil's friction angle cannot vary on a "
+                                         r"material map of several soils \(\['dry_sand'\]\)"):
+        env.unwrapped.set_params(torch.ones(2, dtype=torch.bool),
+                                 soil_phi=torch.tensor([0.5, 0.6], **F64))
+    from wrappers import DomainRandomization, RandomizationConfig
+    with pytest.raises(ValueError, match=r"does not vary \['soil_phi'\] per environment: set "
+                                         r"soil_phi=None"):
+        DomainRandomization(env, RandomizationConfig(
+            mass_scale=None, com_shift=None, wheel_radius_scale=None, soil_phi=(0.4, 0.6)))
 
 
 def test_soil_strength_varies_every_soil_of_a_map_per_environment():

@@ -121,7 +121,7 @@ class VehicleModel(abc.ABC):
     #: static tilt limits and force-angle hold rule then do not end its episodes
     judges_tip_over: ClassVar[bool] = False
     #: the per-environment parameters (:data:`offroad_env.params.PARAMS`) the model honours;
-    #: None: all of them. ``set_params`` refuses the others at once.
+    #: None: all of them. ``set_params`` refuses the others at once (:meth:`param_refusals`).
     per_env_params: ClassVar[tuple[str, ...] | None] = None
 
     def __init__(self, cfg, vehicle):
@@ -133,6 +133,14 @@ class VehicleModel(abc.ABC):
         """The model's parameters: ``cfg.dynamics_params``, or ``Params()`` when unset."""
         p = getattr(self.cfg, "dynamics_params", None)
         return p if p is not None or self.Params is None else self.Params()
+
+    def param_refusals(self, names, maps) -> dict[str, str]:
+        """Of the per-environment parameter ``names``, those the model cannot vary on the
+        height maps ``maps``, each with the reason."""
+        allowed = self.per_env_params
+        return {} if allowed is None else {
+            n: f"the {self.name} model does not vary it per environment" for n in names
+            if n not in allowed}
 
     @property
     def ground_mu(self) -> float:

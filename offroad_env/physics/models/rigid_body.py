@@ -117,6 +117,14 @@ class RigidBody(VehicleModel):
             check_tyre_width(self.vehicle)
             soil_table(names, torch.float32, "cpu")  # unknown names are refused here
 
+    def param_refusals(self, names, maps) -> dict[str, str]:
+        out = super().param_refusals(names, maps)
+        soils = [n for n in (maps.material_names or ()) if n != HARD]
+        if "soil_phi" in names and soils:
+            out["soil_phi"] = (f"one soil's friction angle cannot vary on a material map of "
+                               f"several soils ({soils}); vary soil_strength")
+        return out
+
     def _wheel_soils(self, state, maps, params):
         """``(SoilView, soft)`` of each wheel's sample of the material map, under its hub
         (``(K, N)``; :func:`~..soil_contact.wheel_soils`), or None without soil in the map."""
