@@ -44,9 +44,10 @@ def record(path: Path, cases) -> None:
 def check(path: Path, cases) -> int:
     with np.load(path) as f:
         stored = {k: f[k] for k in f.files}
-    if str(stored.pop("pins")) != _pins():
-        raise SystemExit(f"{path} was recorded with {stored.get('pins')}; this run has "
-                         f"{_pins()}: set the same")
+    pins = str(stored.pop("pins"))
+    if pins != _pins():
+        raise SystemExit(f"{path} was recorded with {pins}; this run has {_pins()}: set the "
+                         "same")
     bad = 0
     for case in cases:
         keys = [k for k in stored if k.split("|", 1)[0] == case]

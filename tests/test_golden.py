@@ -161,3 +161,32 @@ def test_a_one_step_shift_leaves_the_envelope(records, case):
         shifted[key] = np.concatenate((v[:1], v[:-1]))
     assert compare(ref, rec) == []
     assert compare(shifted, rec), f"{case}: a one-step shift stayed within the envelope"
+
+
+def test_the_bit_exact_refactor_tool_checks_and_finds_a_change(tmp_path, capsys):
+    """``benchmarks/golden.py``: a record checks identical on the same machine; one value moved
+    by one ulp, or other kernel pins, are refused."""
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "golden.py"
+    spec = importlib.util.spec_from_file_location("golden_tool", path)
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    rec = tmp_path / "rec.npz"
+    case = "small_map_four_wheel"
+    assert tool.main(["--record", str(rec), "--case", case]) == 0
+    assert tool.main(["--check", str(rec), "--case", case]) == 0
+    assert "1 of 1 case(s) identical bit for bit" in capsys.readouterr().out
+    with np.load(rec) as f:
+        arrays = {k: f[k] for k in f.files}
+    obs = arrays[f"{case}|obs"].copy()
+    obs[5, 1, 2] = np.nextafter(obs[5, 1, 2], np.float32(np.inf))
+    arrays[f"{case}|obs"] = obs
+    np.savez(tmp_path / "moved.npz", **arrays)
+    assert tool.main(["--check", str(tmp_path / "moved.npz"), "--case", case]) == 1
+    assert "obs: first at [5, 1, 2]" in capsys.readouterr().out
+    arrays["pins"] = np.array("ATEN_CPU_CAPABILITY=default MKL_CBWR=")
+    np.savez(tmp_path / "pins.npz", **arrays)
+    with pytest.raises(SystemExit, match="was recorded with ATEN_CPU_CAPABILITY=default MKL_CBWR=;"
+                                         " this run has ATEN_CPU_CAPABILITY=avx2"):
+        tool.main(["--check", str(tmp_path / "pins.npz"), "--case", case])
