@@ -224,7 +224,8 @@ def rollout(name: str, steps: int = STEPS, nudge=None, before=None,
 
 
 def _columns(a: np.ndarray) -> np.ndarray:
-    """``(T, C)``: a ``(T, N, ...)`` array's columns (the last axis) over its env rows."""
+    """``(T, N, C)``: a ``(T, N, ...)`` array with its trailing axes as C columns (a
+    ``(T, N)`` array as one column)."""
     return a.reshape(a.shape[0], a.shape[1], -1) if a.ndim > 2 else a.reshape(*a.shape, 1)
 
 

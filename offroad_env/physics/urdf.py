@@ -233,8 +233,7 @@ def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | No
         R, t = pose[child]
         cands = [c for c in tyres(j, links[child]) if math.isfinite(c[0]) and c[0] > 0]
         if cands:
-            r, w, centre = pick_tyre(cands, R @ np.zeros(3) + t, footprint, j.get("name"),
-                                      path, wheel_radius)
+            r, w, centre = pick_tyre(cands, t, footprint, j.get("name"), path, wheel_radius)
             hubs.append(R @ centre + t)  # the tyre's mid-plane, not the joint's origin
         else:
             hubs.append(t)
