@@ -13,9 +13,73 @@ import math
 
 import torch
 
+from typing import NamedTuple
+
 from .rotations import rotation_entries, vcross, vdot, vrot
 
-__all__ = ["rim_support", "tyre_edges", "point_forces", "roof_down", "EDGE_TILT"]
+__all__ = ["rim_support", "tyre_edges", "point_forces", "roof_down", "EDGE_TILT",
+           "WheelContacts", "wheel_contacts"]
+
+
+class WheelContacts(NamedTuple):
+    """Where the K tyres meet the ground at one body pose (``(K, N)`` each; vectors 3-tuples
+    of those, world axes): ``s`` the compression that puts each tyre on its support (the
+    rut's floor on soil; < 0 a wheel in the air by that much along z_b), ``compression`` it
+    clamped at 0, ``touch`` on the ground (and the body upright), ``n`` and ``t`` the
+    contact's normal and tangent in the wheel plane, ``d``, ``e`` the contact's offset along
+    the wheel's forward direction and ``sqrt(r^2 - d^2)``, ``hub`` the hubs at that
+    compression, ``point`` the contact points [m], ``hole`` the disc's centre over a hole."""
+
+    s: torch.Tensor
+    compression: torch.Tensor
+    touch: torch.Tensor
+    n: tuple
+    t: tuple
+    d: torch.Tensor
+    e: torch.Tensor
+    hub: tuple
+    point: tuple
+    hole: torch.Tensor
+
+
+def wheel_contacts(layout, c, R, f, l_, maps, map_index, r: float, half_w: float,
+                   z_rut=None) -> WheelContacts:
+    """The tyres' support (:class:`WheelContacts`) of a body with its centre of mass at ``c``
+    (three ``(N,)``, world [m]) and rotation entries ``R`` (body to world), wheels heading
+    along ``f`` with axles ``l_`` (3-tuples, ``(N,)`` or ``(K, N)``), on the rim samples and
+    hubs of ``layout`` (:func:`~.rigid_body.make_layout`); ``z_rut`` ``(K, N)`` each wheel's
+    rut depth on soil [m] (None: rigid ground). The rim's and the tread's support are
+    :func:`rim_support` and :func:`tyre_edges`."""
+    zb = (R[0][2], R[1][2], R[2][2])
+    d, e = layout.d, layout.e
+    # free hubs (s = 0) and the rim samples (K, M, N)
+    off = vrot(R, (layout.bx, layout.by, layout.bz - layout.s0))
+    H = tuple(c[i] + off[i] for i in range(3))
+    fk = tuple(torch.broadcast_to(f[i], H[0].shape) for i in range(3))
+    Q = tuple(H[i].unsqueeze(1) + d * fk[i].unsqueeze(1) - e * zb[i] for i in range(3))
+    ground, gx, gy = maps.height_slope(Q[0], Q[1], map_index)
+    zbz = zb[2]
+    upright = zbz > 0.1
+    # the distance along z_b from the rim point to the ground's tangent plane under it:
+    # the vertical gap times nu_z / (z_b . nu), nu the ground's normal
+    toward = zbz - zb[0] * gx - zb[1] * gy
+    cand = (ground - Q[2]) / toward.clamp_min(0.3 * zbz.clamp_min(0.1))
+    cand = torch.where(torch.isnan(cand), torch.full_like(cand, -1e9), cand)
+    s_w, d_s, e_s = rim_support(cand, d, e, r)
+    n = tuple((e_s * zb[i] - d_s * fk[i]) / r for i in range(3))
+    t = tuple((d_s * zb[i] + e_s * fk[i]) / r for i in range(3))
+    if half_w > 0.0:
+        s_w, side = tyre_edges(s_w, H, zb, n, l_, r, half_w, maps, map_index)
+    if z_rut is not None:
+        s_w = s_w - z_rut  # the wheel stands on its rut's floor
+    touch = (s_w > 0) & upright
+    s_c = s_w.clamp_min(0.0)
+    A = tuple(H[i] + s_c * zb[i] for i in range(3))  # hubs
+    Cp = tuple(A[i] - r * n[i] for i in range(3))  # contact points
+    if half_w > 0.0:
+        Cp = tuple(Cp[i] + side * half_w * l_[i] for i in range(3))
+    return WheelContacts(s_w, s_c, touch, n, t, d_s, e_s, A, Cp,
+                         torch.isnan(ground[:, ground.shape[1] // 2]))
 
 
 def rim_support(cand, d, e, r: float):

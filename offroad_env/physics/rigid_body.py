@@ -66,7 +66,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .body_contact import point_forces, rim_support, roof_down, tyre_edges
+from .body_contact import point_forces, roof_down, wheel_contacts
 from .constants import GRAVITY
 from .drive import braked_body_forces, caster_mask, group_sum, speed_servo, wheel_spin_rate
 from .rigid_params import (RigidBodyParams, chassis_points, check_stable, for_vehicle,
@@ -204,7 +204,6 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
     omega = torch.stack(_rows(s.wheel_omega))
     if coupling is not None:
         omega = group_sum(coupling, omega) / group
-    d, e = layout.d, layout.e
     half_w = 0.5 * vehicle.wheel_width
     soil, soft = p.soil, None  # soft: the wheels on soil (None: all, where soil is given)
     mu_hard = mu  # the rigid ground's friction: the env's, or a surface's per wheel
@@ -225,6 +224,7 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         xb = (R[0][0], R[1][0], R[2][0])
         yb = (R[0][1], R[1][1], R[2][1])
         zb = (R[0][2], R[1][2], R[2][2])
+        zbz = zb[2]
         w_w = vrot(R, w)  # world angular velocity
         if steer is None:
             f, l_ = xb, yb
@@ -232,32 +232,10 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
             cs, sn = torch.cos(steer), torch.sin(steer)
             f = tuple(cs * xb[i] + sn * yb[i] for i in range(3))
             l_ = tuple(cs * yb[i] - sn * xb[i] for i in range(3))
-        # free hubs (s = 0) and the rim samples (K, M, N)
-        off = vrot(R, (layout.bx, layout.by, layout.bz - sus.s0))
-        H = tuple(c[i] + off[i] for i in range(3))
-        fk = tuple(torch.broadcast_to(f[i], H[0].shape) for i in range(3))
-        Q = tuple(H[i].unsqueeze(1) + d * fk[i].unsqueeze(1) - e * zb[i] for i in range(3))
-        ground, gx, gy = maps.height_slope(Q[0], Q[1], map_index)
-        zbz = zb[2]
-        upright = zbz > 0.1
-        # the distance along z_b from the rim point to the ground's tangent plane under it:
-        # the vertical gap times nu_z / (z_b . nu), nu the ground's normal
-        toward = zbz - zb[0] * gx - zb[1] * gy
-        cand = (ground - Q[2]) / toward.clamp_min(0.3 * zbz.clamp_min(0.1))
-        cand = torch.where(torch.isnan(cand), torch.full_like(cand, -1e9), cand)
-        s_w, d_s, e_s = rim_support(cand, d, e, r)
-        n = tuple((e_s * zb[i] - d_s * fk[i]) / r for i in range(3))
-        t = tuple((d_s * zb[i] + e_s * fk[i]) / r for i in range(3))
-        if half_w > 0.0:
-            s_w, side = tyre_edges(s_w, H, zb, n, l_, r, half_w, maps, map_index)
-        if soil is not None:
-            s_w = s_w - z_rut  # the wheel stands on its rut's floor
-        touch = (s_w > 0) & upright
-        s_c = s_w.clamp_min(0.0)
-        A = tuple(H[i] + s_c * zb[i] for i in range(3))  # hubs
-        Cp = tuple(A[i] - r * n[i] for i in range(3))  # contact points
-        if half_w > 0.0:
-            Cp = tuple(Cp[i] + side * half_w * l_[i] for i in range(3))
+        wc = wheel_contacts(layout, c, R, f, l_, maps, map_index, r, half_w,
+                            z_rut if soil is not None else None)
+        s_c, touch, n, t, A, Cp = wc.compression, wc.touch, wc.n, wc.t, wc.hub, wc.point
+        d_s, e_s = wc.d, wc.e
         rho = tuple(Cp[i] - c[i] for i in range(3))
         wxr = vcross(w_w, rho)
         vC = tuple(v[i] + wxr[i] for i in range(3))
@@ -416,7 +394,7 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
                                           r * omega, h, p.slip_sinkage),
                           None if soft is None else torch.zeros_like(z_rut))
     info = {"normal_force": N, "contact": touch & (N > 0), "contact_point": Cp, "hub": A,
-            "wheel_hole": torch.isnan(ground[:, ground.shape[1] // 2]), "compression": s_c,
+            "wheel_hole": wc.hole, "compression": s_c,
             "kappa": kappa, "torque": T, "chassis_contact": hit_b.any(0) | hit_u.any(0),
             "roof_contact": roof_down(c, q, layout.roof, maps, map_index)}
     if soil is not None:
