@@ -256,7 +256,16 @@ class Simulator:
         self.state.restart(mask, idx, x=s.x, y=s.y, yaw=s.yaw, map_index=s.map_index,
                            goal_w=torch.stack((s.goal_x, s.goal_y), 1),
                            command=torch.stack((s.cmd_speed, s.cmd_yaw_rate), 1))
-        return self._place_rows(mask, idx)
+        gc = self._place_rows(mask, idx)
+        rest = self.model.rest(self.state, gc, self.maps, self.params, idx)
+        if rest is None:
+            return gc
+        fields, gc = rest
+        self.state.put(mask, idx, **fields)
+        st = self.state
+        st.contact = (st.contact.merge_rows(gc, mask) if idx is None
+                      else st.contact.merge_rows(gc, idx=idx))
+        return gc
 
     def _place_rows(self, mask: torch.Tensor, idx: torch.Tensor | None):
         """Place the reset environments at rest and merge them into ``state.contact``; returns

@@ -174,7 +174,8 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
             None: the map names no surface), in place of ``p.soil`` (None: ``p.soil``
             everywhere).
 
-    ``info`` (wheel-major ``(K, N)`` unless said): ``normal_force`` N [N] and ``contact``
+    ``info`` (wheel-major ``(K, N)`` unless said): ``normal_force`` N [N], ``support`` the
+    ground force's vertical component [N] (normal and friction) and ``contact``
     (bool) of the last substep, ``contact_point`` and ``hub`` (3 tuples of ``(K, N)``, world
     [m]), ``wheel_hole`` (the disc's centre over a hole), ``compression`` [m], ``kappa``,
     ``torque`` [N m]; ``chassis_contact`` and ``roof_contact`` ``(N,)`` bool (any belly or
@@ -393,7 +394,7 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
             z_rut = _pick(soft, rut_depth(soil, 2 * half_w, r, z_rut, N, z_roll, v_t, kappa,
                                           r * omega, h, p.slip_sinkage),
                           None if soft is None else torch.zeros_like(z_rut))
-    info = {"normal_force": N, "contact": touch & (N > 0), "contact_point": Cp, "hub": A,
+    info = {"normal_force": N, "support": G[2], "contact": touch & (N > 0), "contact_point": Cp, "hub": A,
             "wheel_hole": wc.hole, "compression": s_c,
             "kappa": kappa, "torque": T, "chassis_contact": hit_b.any(0) | hit_u.any(0),
             "roof_contact": roof_down(c, q, layout.roof, maps, map_index)}

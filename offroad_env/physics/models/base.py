@@ -169,6 +169,12 @@ class VehicleModel(abc.ABC):
         """The placement, with normal forces, of the rows ``idx`` (None: all N) at their pose
         ``state.x[idx]``... from rest (a reset: no history to start from)."""
 
+    def rest(self, state, contact, maps, params, idx: torch.Tensor | None):
+        """The model's own rest of rows just placed at ``contact`` (rows ``idx`` of ``state``,
+        None: all), before their first step: ``(fields, placement)``, the rows' model fields
+        and their placement there; None (the default): the placement is the model's rest."""
+        return None
+
     def check_maps(self, maps) -> None:
         """ValueError where ``maps`` (simulation frame) hold ground the model cannot drive as
         given. The default refuses soil, or a surface of its own friction, in a material map

@@ -44,20 +44,22 @@ per-environment mass properties are refused (the model uses the preset's).
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import torch
 
-from ..batch import merge_rows
 from ..drive import coupling_matrix, driven_mask, side_targets
 from ..ground import place
 from ..ground.contact import assemble
 from ..rigid_body import RigidBodyState, make_layout, rigid_body_step
-from ..rigid_params import RigidBodyParams, check_stable, for_vehicle, static_loads
+from ..rest import settle
+from ..rigid_params import RigidBodyParams, check_stable, for_vehicle
 from terrain.materials import HARD, material_at
 
-from ..soil import inverse_table, sinkage
+from ..soil import inverse_table
 from ..soil_contact import check_tyre_width, soil_table, wheel_soils
-from ..rotations import matvec3, quat_from_ypr, quat_step, rotation_entries, vrot, ypr_from_entries
+from ..body_contact import roof_down
+from ..rotations import matvec3, quat_from_ypr, rotation_entries, vrot, ypr_from_entries
 from ..stability import edge_table, force_angle_margin
 from .base import Drive, Field, ModelStep, VehicleModel, register_model
 
@@ -206,7 +208,7 @@ class RigidBody(VehicleModel):
         cfg, p, v = self.cfg, self.params, self.vehicle
         self._check_vehicle(vehicle)
         layout, coupling, driven, _ = self._constants(state.x, maps)
-        ws = self._start_fresh(state, maps, params)
+        ws = self._wheel_soils(state, maps, params)
         on_soil = p.soil is not None or ws is not None
         s0 = RigidBodyState(state.body_pos, state.body_quat, state.body_vel, state.body_rate,
                             state.wheel_omega, state.wheel_sinkage if on_soil else None)
@@ -232,68 +234,51 @@ class RigidBody(VehicleModel):
         drive = Drive(info["kappa"].T, info["torque"].T, s.wheel_omega)
         return ModelStep(gc, drive, self.body_velocity(state), accel_b)
 
-    def _start_fresh(self, state, maps, params=None):
-        """Rows whose body was just reset (a zero quaternion) start at rest at their
-        placement: the rear-axle pose of ``state.contact`` with the suspension at its sag.
-        Returns the wheels' soils of a material map (:meth:`_wheel_soils`; None)."""
-        fresh = (state.body_quat == 0).all(1)
-        gc = state.contact
-        q = quat_from_ypr(gc.yaw, gc.pitch, gc.roll).to(state.x.dtype)
-        com = torch.tensor(self.vehicle.com, dtype=state.x.dtype, device=state.x.device)
-        pos = gc.position + matvec3(gc.rotation, com)
-        state.body_pos = merge_rows(state.body_pos, pos, fresh)
-        state.body_quat = merge_rows(state.body_quat, q, fresh)
-        state.body_vel = merge_rows(state.body_vel, torch.zeros_like(pos), fresh)
-        state.body_rate = merge_rows(state.body_rate, torch.zeros_like(pos), fresh)
-        state.wheel_omega = merge_rows(state.wheel_omega, torch.zeros_like(state.wheel_omega),
-                                       fresh)
-        ws = self._wheel_soils(state, maps, params)
-        if self.params.soil is not None or ws is not None:
-            # on soil each wheel starts in the rut of its static load at rest: the body goes
-            # down and tilts by the plane fitted (least squares) to the ruts under the hubs
-            # (the rest was found on the surface; wheels on different soils sink unequally)
-            z0 = self._rest_sinkage(state.x, params, ws).expand_as(state.wheel_sinkage)
-            state.wheel_sinkage = merge_rows(state.wheel_sinkage, z0, fresh)
-            P = self._plane_fit(z0)
-            # drop, its x and y slopes: z0 @ P summed wheel by wheel (a BLAS product rounds
-            # by the CPU it runs on)
-            a, b, c = sum(z0[:, k:k + 1] * P[k] for k in range(P.shape[0])).unbind(1)
-            drop = torch.zeros_like(state.body_pos)
-            drop[:, 2] = a
-            state.body_pos = merge_rows(state.body_pos, state.body_pos - drop, fresh)
-            tilted = torch.stack(quat_step(state.body_quat.unbind(1),
-                                           (-c, b, torch.zeros_like(b)), 1.0), 1)
-            state.body_quat = merge_rows(state.body_quat, tilted, fresh)
-        return ws
-
-    def _plane_fit(self, like) -> torch.Tensor:
-        """``(K, 3)``: the least-squares fit of ``a + b x + c y`` to K values at the hubs
-        ``(x, y)`` from the centre of mass (body frame [m]), as a matrix ``values @ P``."""
-        key = ("plane", like.dtype, like.device)
-        if key not in self._cache:
-            v = self.vehicle
-            rows = [(1.0, x - v.com[0], y - v.com[1]) for x, y in v.wheel_positions]
-            self._cache[key] = torch.tensor(_least_squares_rows(rows), dtype=like.dtype,
-                                            device=like.device)
-        return self._cache[key]
-
-    def _rest_sinkage(self, like, params=None, ws=None) -> torch.Tensor:
-        """``(1 or N, K)``: each wheel's sinkage at rest under its static load on the soil [m]
-        (per environment with a varied ``soil_strength``, or each wheel's soil ``ws`` of a
-        material map: 0 on hard ground)."""
-        v, soil = self.vehicle, self.params.soil
-        W = torch.tensor(static_loads(v, self.cfg.gravity), dtype=like.dtype,
-                         device=like.device).unsqueeze(0)
+    def rest(self, state, contact, maps, params, idx):
+        """The model's own braked rest (:func:`~..rest.settle`) of the rows ``idx`` (None: all)
+        placed at ``contact`` (their rigid rest): the body at rest there, each spring at its
+        own load's sag and each wheel in the rut of its load on soil. Returns ``(fields,
+        placement)``: the rows' state fields and their placement from that rest (its loads,
+        the ground's whole vertical force on each wheel; ``converged`` False where the rest
+        does not settle or friction cannot hold it: the spawn is drawn again)."""
+        rows = (lambda u: u) if idx is None else (lambda u: u[idx])
+        prm = None if params is None else {k: rows(v) for k, v in params.items()}
+        gc, v, p = contact, self.vehicle, self.params
+        like = gc.position
+        q = quat_from_ypr(gc.yaw, gc.pitch, gc.roll).to(like.dtype)
+        com = torch.tensor(v.com, dtype=like.dtype, device=like.device)
+        ns = SimpleNamespace(x=rows(state.x), y=rows(state.y), yaw=rows(state.yaw),
+                             map_index=rows(state.map_index),
+                             body_pos=gc.position + matvec3(gc.rotation, com), body_quat=q)
+        layout = self._constants(like, maps)[0]
+        ws = self._wheel_soils(ns, maps, prm)
+        soil, soft, mu = p.soil, None, p.mu if prm is None else prm["friction"]
         if ws is not None:
-            z = sinkage(ws[0], v.wheel_width, v.wheel_radius, W.T, static=True)
-            return torch.where(ws[1], z, torch.zeros_like(z)).T
-        if params is not None:
-            soil = soil.varied(params["soil_strength"].unsqueeze(1))
-        return sinkage(soil, v.wheel_width, v.wheel_radius, W, static=True)
+            soil, soft, mu_map = ws
+            if mu_map is not None:
+                mu = torch.where(torch.isnan(mu_map), torch.as_tensor(mu).to(mu_map), mu_map)
+        elif soil is not None and prm is not None:
+            soil = soil.varied(prm["soil_strength"], prm["soil_phi"])
+        r = settle(v, layout, ns.body_pos.T.unbind(0), q.T.unbind(0), maps, ns.map_index,
+                   self.cfg.gravity, mu, soil, soft)
+        ns.body_pos, ns.body_quat = torch.stack(r.c).T, torch.stack(r.q).T
+        wc = r.contacts
+        info = {"contact": wc.touch & (r.N > 0), "contact_point": wc.point, "hub": wc.hub,
+                "normal_force": r.N, "support": r.G[2], "wheel_hole": wc.hole,
+                "roof_contact": roof_down(r.c, r.q, layout.roof, maps, ns.map_index)}
+        placed = self._contact(ns, maps, info, r.settled & r.holds)[0]
+        zero = torch.zeros_like(ns.body_pos)
+        fields = {"body_pos": ns.body_pos, "body_quat": ns.body_quat, "body_vel": zero,
+                  "body_rate": zero, "wheel_omega": torch.zeros_like(wc.s.T),
+                  "x": ns.x, "y": ns.y, "yaw": ns.yaw}
+        if r.z_rut is not None:
+            fields["wheel_sinkage"] = r.z_rut.T
+        return fields, placed
 
-    def _contact(self, state, maps, info):
-        """The step's placement (a ``GroundContact`` with loads) and the rotation ``(N, 3, 3)``;
-        writes the rear-axle pose ``x, y, yaw`` (yaw continued without wrapping)."""
+    def _contact(self, state, maps, info, converged=None):
+        """The step's placement (a ``GroundContact`` with loads; ``converged`` ``(N,)``: all
+        True unless given) and the rotation ``(N, 3, 3)``; writes the rear-axle pose ``x, y,
+        yaw`` of ``state`` (yaw continued without wrapping)."""
         cfg, v = self.cfg, self.vehicle
         _, _, _, table = self._constants(state.x, maps)
         Re = rotation_entries(*state.body_quat.unbind(1))
@@ -305,9 +290,8 @@ class RigidBody(VehicleModel):
         state.x, state.y, state.yaw = t[0], t[1], yaw
         hub, cp = info["hub"], info["contact_point"]
         n = info["normal_force"]
-        # vertical support of each wheel: the ground force's z component
-        up = torch.where(info["contact"], n * ((hub[2] - cp[2]) / v.wheel_radius),
-                         torch.zeros_like(n)).clamp_min(0.0)
+        # vertical support of each wheel: the ground force's z component (normal and friction)
+        up = torch.where(info["contact"], info["support"], torch.zeros_like(n)).clamp_min(0.0)
         gap = torch.where(info["contact"], torch.zeros_like(n),
                           hub[2] - v.wheel_radius - maps.height(hub[0], hub[1],
                                                                 state.map_index))
@@ -323,7 +307,7 @@ class RigidBody(VehicleModel):
                                     table)
         stable = (static >= 0) & ~info["roof_contact"]
         ypr = torch.stack((yaw, pitch, roll), 1)
-        done = torch.ones_like(yaw, dtype=torch.bool)
+        done = torch.ones_like(yaw, dtype=torch.bool) if converged is None else converged
         offs = tuple(hub[i] - t[i] for i in range(3))
         gc = assemble(v, ypr, Re, torch.stack(t, 1), None, ground_h, info["wheel_hole"],
                       off_map, cfg.d_eps, cfg.gravity, done, torch.ones_like(
@@ -352,19 +336,4 @@ class RigidBody(VehicleModel):
         vx = R[0][0] * v[0] + R[1][0] * v[1] + R[2][0] * v[2]
         vy = R[0][1] * v[0] + R[1][1] * v[1] + R[2][1] * v[2]
         return torch.stack((vx, vy, state.body_rate[:, 2]), 1)
-
-
-def _least_squares_rows(rows) -> list[list[float]]:
-    """``A (A^T A)^-1`` (the transposed pseudo-inverse, ``(K, 3)``) of a full-rank ``(K, 3)``
-    ``A`` given as K rows of floats, in Python floats: IEEE double arithmetic, the same on
-    every machine (a LAPACK SVD rounds by the CPU it runs on)."""
-    G = [[sum(r[i] * r[j] for r in rows) for j in range(3)] for i in range(3)]
-    cof = [[G[(i + 1) % 3][(j + 1) % 3] * G[(i + 2) % 3][(j + 2) % 3]
-            - G[(i + 1) % 3][(j + 2) % 3] * G[(i + 2) % 3][(j + 1) % 3] for j in range(3)]
-           for i in range(3)]
-    det = sum(G[0][j] * cof[0][j] for j in range(3))
-    if not abs(det) > 1e-12 * max(1.0, max(abs(g) for row in G for g in row)) ** 3:
-        raise ValueError("the wheels' hubs are collinear: no plane fits their ruts")
-    inv = [[cof[j][i] / det for j in range(3)] for i in range(3)]  # G symmetric: adj = cof^T
-    return [[sum(r[k] * inv[k][j] for k in range(3)) for j in range(3)] for r in rows]
 
