@@ -52,10 +52,11 @@ def test_single_env_stays_within_a_bound_of_the_vector_sub_env_on_the_physical_m
     kernel may take another path at another size (a vector loop's tail, MKL's vector math
     above a size), so sub-env i and the single env seeded ``s + i`` agree within a bound, not
     bit for bit, and the physical model carries a last-bit difference on. Measured on the
-    2-core Intel VM at N = 20 over 20 random-action steps on the small test map: hard ground
-    within 2.2e-4 x (1 + |value|), dry sand 9.8e-4 (IMU columns; on the default map sand
-    reached 1.4e-3 by step 30: chaos grows). The bound is 3e-3 over 20 steps; end flags must
-    agree."""
+    2-core Intel VM at N = 20 over 20 random-action steps on the small test map, with the
+    reset at the model's own rest: hard ground within 2.2e-4 x (1 + |value|); dry sand
+    5e-4 for 16 steps, then 7.6e-3 at step 17 in one IMU column of one row (a rut's contact
+    event amplifies the last-bit difference; the reset itself agrees to 3e-7). The bound is
+    1.5e-2 over 20 steps (2 x the worst seen); end flags must agree."""
     from offroad_env.physics.rigid_params import RigidBodyParams
     n, steps = 20, 20
     kw = small_env(dynamics="rigid_body", dynamics_params=RigidBodyParams(soil=soil))
@@ -73,4 +74,4 @@ def test_single_env_stays_within_a_bound_of_the_vector_sub_env_on_the_physical_m
             o, _, term, trunc, _ = e.step(a[i])
             worst = max(worst, float((np.abs(o - vo[i].numpy()) / (1 + np.abs(o))).max()))
             assert (bool(vterm[i]), bool(vtrunc[i])) == (term, trunc)
-    assert worst <= 3e-3, worst
+    assert worst <= 1.5e-2, worst

@@ -36,8 +36,13 @@ points and forces.
 :mod:`..soil_contact`), not both. On a material map ``soil_strength`` varies every soil, and
 ``soil_phi`` (one soil's angle) is refused.
 
-The placement at a reset is the rigid rest of ``rigid_contact``; the body starts there at rest,
-its suspension at the static sag (on soil, each wheel in the rut of its static load). Per-environment friction (domain randomization) is applied;
+**A reset starts at the model's own rest** (:mod:`..rest`): from the rigid rest of
+``rigid_contact``, the body is moved to where its springs, tyres and (on soil) ruts hold it
+braked: each wheel on its surface along its own contact normal, each spring at its own load's
+sag, each wheel in the rut of its load. The first observation is that state (loads, rut, an IMU
+reading g). A drawn spawn whose rest does not settle, cannot be held by friction
+(``|g_xy| > sum mu_j N_j``), or tips (the static margin below) is drawn again.
+Per-environment friction (domain randomization) is applied;
 per-environment mass properties are refused (the model uses the preset's).
 """
 

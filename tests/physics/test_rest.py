@@ -1,0 +1,144 @@
+"""The physical model's reset is its own rest (offroad_env.physics.rest): what a user sees first.
+
+Each test resets braked vehicles through the public simulator (``sim.reset`` with a given start
+pose) and holds the brake. The references are independent of the solver: the weight (the
+ground's vertical forces sum to m g, the IMU reads g), the soil's forward pressure integral
+(the rut carries the wheel's load: :func:`offroad_env.physics.soil.support`), and the compliant
+tilt-table closed form of ``test_rigid_body`` (the side slope at which the model tips).
+"""
+
+import math
+
+import pytest
+import torch
+
+import terrain
+from offroad_env import OffroadVectorEnv, TaskConfig
+from offroad_env.physics.rigid_params import RigidBodyParams, suspension
+from offroad_env.physics.soil import SOILS, support
+from offroad_env.physics.vehicle import preset
+from offroad_env.tasks import EndReason
+from test_rigid_body import compliant_side_tip
+
+F64 = torch.float64
+G = 9.81
+
+
+def _reset(beta=0.0, soil=None, mu=0.8, vehicle="husky", n=2, yaw=0.0, size=40.0):
+    """A braked reset at the map's centre on a side slope of ``beta`` [deg] (soil by name);
+    returns the simulator."""
+    plane = terrain.PlaneConfig(size=(size, size), resolution=(0.1, 0.1), slope_x=0.0,
+                                slope_y=math.tan(math.radians(beta)))
+    env = OffroadVectorEnv(num_envs=n, dynamics="rigid_body", terrain=plane, num_maps=1,
+                           max_episode_steps=1000, dtype=F64, vehicle=vehicle,
+                           dynamics_params=RigidBodyParams(
+                               mu=mu, soil=None if soil is None else SOILS[soil]))
+    sim = env.sim
+    sim.reset(torch.ones(n, dtype=torch.bool),
+              start_pose=torch.tensor([[0.0, 0.0, yaw]] * n, dtype=F64),
+              goal=torch.tensor([[0.4 * size] * 2] * n, dtype=F64))
+    return sim
+
+
+def _hold(sim, seconds=3.0):
+    """Brake for ``seconds``; returns ``(how far the base moved [m] (N,), end reasons of the
+    rows that ended (dict row -> name))``."""
+    st = sim.state
+    p0 = st.contact.base_position.clone()
+    ended = {}
+    for _ in range(int(round(seconds / sim.cfg.dt))):
+        _, _, term, info = sim.step(torch.zeros(sim.n, 2, dtype=F64))
+        for i in torch.nonzero(term).flatten().tolist():
+            ended.setdefault(i, EndReason(int(info["end_reason"][i])).name)
+        if ended:
+            break
+    return (st.contact.base_position - p0).norm(dim=1), ended
+
+
+@pytest.mark.parametrize("beta,soil", [(0.0, None), (0.0, "dry_sand"), (0.0, "snow"),
+                                       (30.0, None)])
+def test_the_first_observation_is_the_rest_and_the_rest_stays(beta, soil):
+    sim = _reset(beta, soil)
+    st, gc, v = sim.state, sim.state.contact, sim.vehicle
+    mg = v.mass * G
+    # the IMU reads g, the ground's vertical forces (normal and friction) carry m g
+    assert st.accel_s.norm(dim=1).tolist() == pytest.approx([G] * 2, rel=1e-3)
+    assert gc.normal_force.sum(1).tolist() == pytest.approx([mg] * 2, rel=1e-3)
+    assert bool(gc.converged.all()) and bool(gc.stable.all())
+    # rolled by beta and by the sag of the load transferred downhill: each side's load is
+    # m g (cos(beta) / 2 -+ sin(beta) h / track), on two springs of stiffness k a side (to
+    # 0.5 deg: the model's contacts move across the tread as it rolls, body_contact.EDGE_TILT,
+    # which moves the arms; this closed form keeps them at the mid-planes)
+    b, t = math.radians(beta), v.track_width
+    k = suspension(v, RigidBodyParams(), G).k[0]
+    shift = mg * math.sin(b) * (v.wheel_radius + v.com[2]) / t
+    phi = math.atan(2 * shift / (2 * k) / t)
+    assert float(gc.roll[0]) == pytest.approx(b + phi, abs=math.radians(0.5))
+    if soil is not None:
+        # each rut carries its wheel's normal load by the soil's own pressure integral
+        N = gc.normal_force[0]  # vertical = normal on flat ground
+        held = support(SOILS[soil], v.wheel_width, v.wheel_radius, st.wheel_sinkage[0],
+                       static=True)
+        assert held.tolist() == pytest.approx(N.tolist(), rel=0.01)
+        assert float(st.wheel_sinkage.min()) > 0.005
+    rut0 = st.wheel_sinkage.clone()
+    # the first step starts from that state: no jolt
+    sim.step(torch.zeros(2, 2, dtype=F64))
+    assert st.accel_s.norm(dim=1).tolist() == pytest.approx([G] * 2, rel=0.01)
+    assert sim.state.contact.normal_force.sum(1).tolist() == pytest.approx([mg] * 2, rel=0.01)
+    assert (st.wheel_sinkage - rut0).abs().max() < 1e-3
+    moved, ended = _hold(sim, 3.0)
+    assert not ended
+    assert float(moved.max()) < 1e-3
+
+
+@pytest.mark.parametrize("name", ["husky", "rc_truck"])
+def test_a_braked_reset_holds_below_its_tilt_table_angle_and_tips_above(name):
+    # the model's own tilt-table angle (the compliant closed form that test_rigid_body checks
+    # the tilting table against, within 1 deg): 2 deg below it a reset stays put for 3 s,
+    # 2 deg above it the vehicle tips (mu 3: it cannot slide first)
+    want = compliant_side_tip(preset(name))
+    sim = _reset(want - 2.0, mu=3.0, vehicle=name, n=1)
+    assert bool(sim.state.contact.stable.all())
+    moved, ended = _hold(sim, 3.0)
+    assert not ended and float(moved.max()) < 0.01, (want, moved, ended)
+    sim = _reset(want + 2.0, mu=3.0, vehicle=name, n=1)
+    _, ended = _hold(sim, 3.0)
+    assert ended == {0: "TIP_OVER"}, (want, ended)
+
+
+def test_a_reset_past_the_slide_limit_slides_and_the_spawn_check_says_so():
+    # 30 deg at mu 0.5 < tan(30 deg): friction cannot hold the rest; a drawn spawn there is
+    # refused (``converged`` False) and a given start slides at once
+    sim = _reset(30.0, mu=0.5)
+    assert not bool(sim.state.contact.converged.any())
+    moved, _ = _hold(sim, 1.0)
+    a = G * (math.sin(math.radians(30)) - 0.5 * math.cos(math.radians(30)))
+    assert float(moved.min()) > 0.5 * (0.5 * a * 1.0 ** 2)  # half the free slide's distance
+
+
+@pytest.mark.parametrize("beta,mu", [(30.0, 0.8), (40.0, 3.0), (50.0, 3.0)])
+def test_random_spawns_on_slopes_rest_braked(beta, mu):
+    # 64 spawns drawn by the env (random headings) on planes within the Husky's static limits
+    # (tip: about 58 deg sideways; slide: atan(mu)): 20 braked steps end none of them
+    plane = terrain.PlaneConfig(size=(30.0, 30.0), resolution=(0.1, 0.1), slope_x=0.0,
+                                slope_y=math.tan(math.radians(beta)))
+    env = OffroadVectorEnv(num_envs=64, dynamics="rigid_body", terrain=plane, num_maps=1,
+                           max_episode_steps=1000, dynamics_params=RigidBodyParams(mu=mu),
+                           task=TaskConfig(goal_distance=(4.0, 6.0)))
+    env.reset(seed=1)
+    p0 = env.sim.state.contact.base_position.clone()
+    for _ in range(20):
+        _, _, term, trunc, _ = env.step(torch.zeros(64, 2))
+        assert not bool((term | trunc).any())
+    assert float((env.sim.state.contact.base_position - p0).norm(dim=1).max()) < 0.01
+
+
+def test_a_slope_no_spawn_can_rest_on_is_refused_with_a_clear_error():
+    # 40 deg at mu 0.8 < tan(40 deg): every heading slides, so no spawn is a rest
+    plane = terrain.PlaneConfig(size=(30.0, 30.0), resolution=(0.1, 0.1), slope_x=0.0,
+                                slope_y=math.tan(math.radians(40.0)))
+    env = OffroadVectorEnv(num_envs=4, dynamics="rigid_body", terrain=plane, num_maps=1,
+                           dynamics_params=RigidBodyParams(mu=0.8))
+    with pytest.raises(RuntimeError, match="no stable spawn"):
+        env.reset(seed=1)
