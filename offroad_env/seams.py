@@ -27,6 +27,7 @@ from .physics.ground import GroundContact
 from .physics.vehicle import Vehicle
 from .render import Renderer
 from .sim import Simulator
+from .snapshot import Snapshot, face_state, restore_face
 from .state import wheel_ruts
 from .tasks import REWARD_TERMS, EndReason
 
@@ -165,6 +166,17 @@ class SimulatorSeams:
                          origin=torch.tensor(sim.origin, dtype=torch.float64,
                                              device=st.x.device), wheel_slip=st.wheel_slip,
                          wheel_sinkage=wheel_ruts(st))
+
+    def get_state(self) -> Snapshot:
+        """A snapshot of everything a step reads (:mod:`offroad_env.snapshot`); for an env
+        built by ``gymnasium.make`` use :func:`offroad_env.get_state`, which keeps its
+        ``TimeLimit`` too."""
+        return face_state(self)
+
+    def set_state(self, snapshot: Snapshot) -> None:
+        """Put a snapshot of this env, or of another of the same config and maps, back;
+        ValueError naming what differs where it does not fit (the env is then unchanged)."""
+        restore_face(self, snapshot)
 
     def check_action(self, action) -> tuple[torch.Tensor, torch.Tensor]:
         """Validate an ``(N, 2)`` action tensor as a step would: ``(clipped, bad-row mask)``;

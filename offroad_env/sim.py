@@ -136,8 +136,14 @@ class Simulator:
         base = self.params if self.params is not None else nominal_params(
             self.vehicle, self.cfg, self.n, self.dtype, self.device)
         no = self.model.param_refusals(values, self.maps)  # what the model cannot vary here
-        self.params = p = update_params(base, mask, values, no)
-        self._veh = VehicleBatch(self.vehicle, p["mass"], p["com"], p["wheel_radius"])
+        self.use_params(update_params(base, mask, values, no))
+
+    def use_params(self, params: dict | None) -> None:
+        """Take ``params`` (checked, all N rows; None: the nominal vehicle) as they are (a
+        snapshot's restore)."""
+        self.params = p = params
+        self._veh = self.vehicle if p is None else VehicleBatch(self.vehicle, p["mass"],
+                                                                 p["com"], p["wheel_radius"])
         self.task.set_vehicle(self._veh)
 
     def set_terrain(self, maps: HeightMap) -> None:
