@@ -178,6 +178,21 @@ class SimulatorSeams:
         ValueError naming what differs where it does not fit (the env is then unchanged)."""
         restore_face(self, snapshot)
 
+    _lookaheads = None
+
+    def lookahead(self, snapshot: Snapshot, actions):
+        """Step ``actions`` ``(H, M, A)`` from ``snapshot`` (M rows of this env's snapshot,
+        selected or repeated) on a second simulator that shares this env's maps; the live
+        environments are untouched. No autoreset: a row that ended stays ended. Returns a
+        :class:`~offroad_env.lookahead.Rollout` of ``(H, M, ...)`` tensors."""
+        from .lookahead import Lookahead
+        if self._lookaheads is None:
+            self._lookaheads = {}
+        m = len(snapshot)
+        if m not in self._lookaheads:
+            self._lookaheads[m] = Lookahead(self.sim, m, self.max_episode_steps)
+        return self._lookaheads[m](snapshot, actions)
+
     def check_action(self, action) -> tuple[torch.Tensor, torch.Tensor]:
         """Validate an ``(N, 2)`` action tensor as a step would: ``(clipped, bad-row mask)``;
         raises ValueError naming the bad environments (``nan_action="raise"``)."""

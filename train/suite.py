@@ -60,6 +60,11 @@ class SuiteSpec:
         obs_terms: the observation terms a policy sees (``SimConfig.obs_terms``; None, as in
             v0: the traverse task's). They change what a learned policy reads, not the tasks
             or how they are judged; the baselines read their terms by name.
+        tasks: the tasks themselves, from v2 on (None: drawn by :func:`suite_tasks`): one
+            ``{"family", "level", "world", "start": [x, y, yaw], "goal": [x, y]}`` per task,
+            chosen once by :mod:`train.suite_starts` (starts that rest, braked, on the model)
+            and stored, so every machine runs the same tasks.
+        measured_with: the package version whose physics chose the stored tasks.
     """
 
     name: str = "offroad-bench-v0"
@@ -85,6 +90,8 @@ class SuiteSpec:
     per_family: dict = field(default_factory=dict)
     obs_terms: tuple[str, ...] | None = None
     description: str = field(default="", compare=False)
+    tasks: tuple | None = field(default=None, repr=False)
+    measured_with: str | None = field(default=None, compare=False)
 
     def __post_init__(self):
         for name in ("num_levels", "worlds", "pairs"):
@@ -118,6 +125,13 @@ class SuiteSpec:
                 check_obs_terms(tuple(self.obs_terms))
             except ValueError as exc:
                 raise ValueError(f"suite {self.name}: {exc}") from None
+        if self.tasks is not None:
+            want = self.num_levels * self.worlds * self.pairs
+            for fam in self.families:
+                got = sum(1 for t in self.tasks if t.get("family") == fam)
+                if got != want:
+                    raise ValueError(f"suite {self.name}: {got} stored tasks of family "
+                                     f"{fam!r}; levels x worlds x pairs = {want}")
         self.levels  # the families' config is checked where the spec enters
 
     def _family_config(self, size, resolution) -> terrain_pkg.FamilyConfig:
@@ -182,6 +196,8 @@ def load_suite(name_or_path: str) -> SuiteSpec:
     try:
         raw = json.loads(p.read_text())
         raw = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()}
+        if raw.get("tasks") is not None:
+            raw["tasks"] = tuple(raw["tasks"])
         for k in ("family_options", "per_family"):
             raw.setdefault(k, {})
         return SuiteSpec(**raw)
@@ -194,6 +210,8 @@ def suite_tasks(spec: SuiteSpec, maps: terrain_pkg.HeightMap) -> dict[str, np.nd
     ``(T, 3)`` (x, y, yaw facing the goal) and ``goal`` ``(T, 2)`` [m], ``family``, ``level``,
     ``world`` ``(T,)``; tasks in the order family, level, world, pair."""
     lv = spec.levels
+    if spec.tasks is not None:
+        return _stored_tasks(spec, lv)
     x0, x1, y0, y1 = maps.bounds
     m = spec.margin
     tan_max = math.tan(math.radians(spec.max_start_slope_deg))
@@ -231,6 +249,23 @@ def suite_tasks(spec: SuiteSpec, maps: terrain_pkg.HeightMap) -> dict[str, np.nd
                     out["family"].append(fi)
                     out["level"].append(level)
                     out["world"].append(w)
+    return {k: np.asarray(v) for k, v in out.items()}
+
+
+def _stored_tasks(spec: SuiteSpec, lv) -> dict[str, np.ndarray]:
+    """The stored tasks of ``spec``'s families (its :attr:`~SuiteSpec.tasks`), in the order
+    family, level, world, pair, as :func:`suite_tasks` returns them."""
+    out = {k: [] for k in ("map_index", "start", "goal", "family", "level", "world")}
+    for fi, fam in enumerate(spec.families):
+        mine = [t for t in spec.tasks if t["family"] == fam]
+        mine.sort(key=lambda t: (t["level"], t["world"]))  # stable: pairs keep their order
+        for t in mine:
+            out["map_index"].append(lv.map_index(fi, t["level"], t["world"]))
+            out["start"].append(tuple(t["start"]))
+            out["goal"].append(tuple(t["goal"]))
+            out["family"].append(fi)
+            out["level"].append(t["level"])
+            out["world"].append(t["world"])
     return {k: np.asarray(v) for k, v in out.items()}
 
 

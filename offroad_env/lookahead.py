@@ -1,0 +1,105 @@
+"""Batched look-ahead: step H actions from a snapshot of M rows without touching the live
+environments (the simulator as a model for planners such as MPPI).
+
+:class:`Lookahead` keeps a second simulator of M rows on the same config, sharing the live
+env's height maps (the same tensors, not a copy). A call restores the snapshot into it and steps
+the ``(H, M, A)`` actions: no autoreset; a row that ended stays ended (its reward is 0 after the
+step it ended on, its end reason, ``terminated`` and ``truncated`` are kept, and its
+observation is frozen at the final one). The second simulator is compiled like the live step
+where the env is.
+
+Rows at the positions they hold in the live env (M = N) step bit for bit as the live step does,
+eagerly: the same kernels on the same shapes. A row cloned to other positions (``Snapshot.repeat``)
+may round differently in the last bit at a vector loop's tail, and a compiled graph may fuse
+differently; the tests bound both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import NamedTuple
+
+import torch
+
+from .seams import episode_ends
+from .sim import Simulator
+from .snapshot import Snapshot, check_fits, restore_sim, sim_tensors_view
+
+__all__ = ["Lookahead", "Rollout"]
+
+
+class Rollout(NamedTuple):
+    """What a look-ahead returns, ``(H, M, ...)``: ``obs`` ``(H, M, D)``, ``reward``,
+    ``terminated``, ``truncated`` (bool) and ``end_reason`` (int64
+    :class:`~offroad_env.tasks.EndReason` codes, 0 while running)."""
+
+    obs: torch.Tensor
+    reward: torch.Tensor
+    terminated: torch.Tensor
+    truncated: torch.Tensor
+    end_reason: torch.Tensor
+
+
+class Lookahead:
+    """Look-ahead over M rows of the simulator ``sim`` (a live env's ``env.unwrapped.sim``),
+    judged with the time limit ``max_episode_steps`` (None: none)."""
+
+    def __init__(self, sim: Simulator, rows: int, max_episode_steps: int | None = None):
+        self.live = sim
+        self.rows = int(rows)
+        self.max_episode_steps = max_episode_steps
+        cfg = replace(sim.cfg, heightmap=sim.world_maps)
+        self.sim = Simulator(cfg, self.rows, device=sim.device, dtype=sim.dtype,
+                             compile=sim.compiled)
+        # the live env's maps, shared
+        self.sim.world_maps, self.sim.maps = sim.world_maps, sim.maps
+        if getattr(sim, "_maps_digest", None) is not None:
+            self.sim._maps_digest = sim._maps_digest
+        self.sim.reset(torch.ones(self.rows, dtype=torch.bool, device=sim.device))
+
+    def __call__(self, snapshot: Snapshot, actions) -> Rollout:
+        """Step ``actions`` ``(H, M, A)`` from ``snapshot`` (M rows, taken from the live env:
+        ``env.get_state()``, selected or repeated); returns the :class:`Rollout`."""
+        sim = self.sim
+        actions = torch.as_tensor(actions, device=sim.device)
+        if actions.dim() != 3 or actions.shape[1:] != (self.rows, sim.action_dim):
+            raise ValueError(f"look-ahead actions must be (H, {self.rows}, {sim.action_dim}), "
+                             f"got {tuple(actions.shape)}")
+        if not actions.dtype.is_floating_point:
+            raise ValueError(f"look-ahead actions must be floats, got {actions.dtype}")
+        if not bool(torch.isfinite(actions).all()):
+            bad = torch.nonzero(~torch.isfinite(actions).all(2))[:5].tolist()
+            raise ValueError(f"look-ahead actions hold NaN or inf at (step, row) {bad}")
+        expected = {k: v for k, v in sim_tensors_view(sim).items()}
+        snap = Snapshot({k: v for k, v in snapshot.tensors.items()
+                         if not k.startswith("env/")}, snapshot.meta)
+        check_fits(sim, snap, expected)
+        restore_sim(sim, snap)
+        done = snapshot.tensors.get("env/done")
+        done = (torch.zeros(self.rows, dtype=torch.bool, device=sim.device) if done is None
+                else done.to(sim.device).clone())
+        H = actions.shape[0]
+        obs_l, rew_l, term_l, trunc_l, why_l = [], [], [], [], []
+        term = torch.zeros_like(done)
+        trunc = torch.zeros_like(done)
+        why = torch.zeros(self.rows, dtype=torch.int64, device=sim.device)
+        last = None
+        for h in range(H):
+            obs, reward, ended, info = sim.step(actions[h].to(sim.dtype))
+            t, tr, reason = episode_ends(sim.state.steps, ended, info["end_reason"],
+                                         self.max_episode_steps)
+            if last is not None:
+                obs = torch.where(done.unsqueeze(1), last, obs)
+            reward = torch.where(done, torch.zeros_like(reward), reward)
+            term = torch.where(done, term, t)
+            trunc = torch.where(done, trunc, tr)
+            why = torch.where(done, why, reason)
+            done = done | t | tr
+            last = obs
+            obs_l.append(obs)
+            rew_l.append(reward)
+            term_l.append(term)
+            trunc_l.append(trunc)
+            why_l.append(why)
+        return Rollout(torch.stack(obs_l), torch.stack(rew_l), torch.stack(term_l),
+                       torch.stack(trunc_l), torch.stack(why_l))

@@ -1,0 +1,135 @@
+"""Starts that are starts: choose a suite's tasks whose starts rest on the model, braked, and
+store them as a new suite version (issue 44, item 6).
+
+A task's start is kept when, reset there with the brake on (the model's own rest,
+:mod:`offroad_env.physics.rest`):
+
+* the rest check passes (it settles, friction holds it, and it does not tip: the placement's
+  ``converged`` and ``stable``), and
+* held braked for ``hold_steps`` steps (10 s), its episode does not end and its base moves
+  less than ``max_creep`` (1 cm).
+
+Candidates are the suite's own draws (the plane-fit filter of :func:`~train.suite.suite_tasks`
+first, ``candidates`` times the pairs a map needs, in draw order); each map keeps the first
+``pairs`` that pass. The chosen tasks are written into the new spec (``tasks``), so every
+machine runs the same tasks whatever its last bit.
+
+    python -m train.suite_starts --from offroad-bench-v1 --to offroad-bench-v2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import replace
+from importlib.metadata import version as package_version
+
+import numpy as np
+import torch
+
+from offroad_env import OffroadVectorEnv
+
+from .suite import SUITES_DIR, SuiteSpec, load_suite, suite_config, suite_tasks
+
+__all__ = ["braked_check", "choose_tasks", "main"]
+
+
+def braked_check(spec: SuiteSpec, tasks: dict, hold_steps: int = 200,
+                 max_creep: float = 0.01) -> dict[str, np.ndarray]:
+    """Reset every task of ``tasks`` (on the level stack of ``spec``, one grid) braked and hold
+    it ``hold_steps`` steps with the stuck rule off. Returns ``(T,)`` arrays: ``rest_ok`` (the
+    reset's rest check), ``ended`` (end reason code, 0: none), ``moved`` [m] (the base's
+    displacement while the episode ran) and ``ok`` (all three pass)."""
+    cfg = suite_config(spec)
+    cfg = replace(cfg, task=replace(cfg.task, stuck_time=None))
+    T = len(tasks["map_index"])
+    env = OffroadVectorEnv(num_envs=T, config=cfg, max_episode_steps=hold_steps + 1)
+    base = env.unwrapped
+    lo = torch.as_tensor(tasks["map_index"])
+    base.set_map_range(lo, torch.ones_like(lo))
+    env.reset(seed=spec.seed, options={
+        "start_pose": torch.as_tensor(np.asarray(tasks["start"]), dtype=torch.float64),
+        "goal": torch.as_tensor(np.asarray(tasks["goal"]), dtype=torch.float64)})
+    gc = base.sim.state.contact
+    rest_ok = (gc.converged & gc.stable).numpy()
+    p0 = gc.base_position.clone()
+    ended = np.zeros(T, dtype=np.int64)
+    moved = np.zeros(T)
+    live = np.ones(T, dtype=bool)
+    with torch.inference_mode():
+        for _ in range(hold_steps):
+            _, _, term, trunc, info = env.step(torch.zeros(T, base.sim.action_dim))
+            done = (term | trunc).numpy() & live
+            ended[done] = info["end_reason"].numpy()[done]
+            now = (base.sim.state.contact.base_position - p0).norm(dim=1).numpy()
+            moved = np.where(live, now, moved)
+            live &= ~done
+    env.close()
+    return {"rest_ok": rest_ok, "ended": ended, "moved": moved,
+            "ok": rest_ok & (ended == 0) & (moved < max_creep)}
+
+
+def choose_tasks(spec: SuiteSpec, candidates: int = 3, hold_steps: int = 200,
+                 progress: bool = True) -> tuple[list[dict], dict]:
+    """The tasks of ``spec`` whose starts pass :func:`braked_check`, ``spec.pairs`` per map
+    from ``candidates x pairs`` draws; returns ``(tasks, counts per family)``."""
+    chosen, counts = [], {}
+    for g in spec.groups():
+        wide = replace(g, pairs=g.pairs * candidates)
+        env = OffroadVectorEnv(num_envs=1, config=suite_config(g))
+        cand = suite_tasks(wide, env.unwrapped.terrain)
+        env.close()
+        check = braked_check(g, cand, hold_steps)
+        for fi, fam in enumerate(g.families):
+            c = counts.setdefault(fam, {"candidates": 0, "refused": 0})
+            for level in range(g.num_levels):
+                for w in range(g.worlds):
+                    rows = np.flatnonzero((cand["family"] == fi) & (cand["level"] == level)
+                                          & (cand["world"] == w))
+                    good = rows[check["ok"][rows]]
+                    c["candidates"] += len(rows)
+                    c["refused"] += int((~check["ok"][rows]).sum())
+                    if len(good) < g.pairs:
+                        raise ValueError(f"{fam} level {level} world {w}: only {len(good)} "
+                                         f"of {len(rows)} starts rest braked; raise "
+                                         "--candidates")
+                    for j in good[:g.pairs]:
+                        chosen.append({"family": fam, "level": level, "world": w,
+                                       "start": [float(v) for v in cand["start"][j]],
+                                       "goal": [float(v) for v in cand["goal"][j]]})
+            # of the first `pairs` draws (the previous version's tasks), how many fail
+            first = np.concatenate([np.flatnonzero((cand["family"] == fi) & (cand["level"] == lv)
+                                                   & (cand["world"] == w))[:g.pairs]
+                                    for lv in range(g.num_levels) for w in range(g.worlds)])
+            c["old_tasks_refused"] = int((~check["ok"][first]).sum())
+        if progress:
+            print(f"group {g.families}: {len(cand['map_index'])} candidates checked",
+                  flush=True)
+    return chosen, counts
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--from", dest="src", default="offroad-bench-v1")
+    ap.add_argument("--to", dest="dst", default="offroad-bench-v2")
+    ap.add_argument("--candidates", type=int, default=3)
+    ap.add_argument("--hold-steps", type=int, default=200)
+    args = ap.parse_args(argv)
+    src = load_suite(args.src)
+    tasks, counts = choose_tasks(src, args.candidates, args.hold_steps)
+    raw = json.loads((SUITES_DIR / f"{args.src}.json").read_text())
+    raw.update(name=args.dst, version=src.version + 1, tasks=tasks,
+               measured_with=package_version("offroad-env"))
+    raw["description"] = (raw["description"] + f" Version {src.version + 1}: the same maps and "
+                          "draws, each start checked on the physical model (it rests braked "
+                          f"for {args.hold_steps} steps: no end, under 1 cm of creep; "
+                          "train.suite_starts), the tasks stored.")
+    out = SUITES_DIR / f"{args.dst}.json"
+    out.write_text(json.dumps(raw, indent=1) + "\n")
+    print(json.dumps(counts, indent=1))
+    print(f"wrote {out} ({len(tasks)} tasks)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
