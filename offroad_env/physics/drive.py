@@ -79,7 +79,8 @@ def wheel_spin_rate(params, torque, ground_torque, omega, coupling=None):
     return rate, params.wheel_inertia * rate + ground_torque + params.wheel_damping * omega
 
 
-def braked_body_forces(s: SkidSteerState, m, Iz, fz, mu, dxj, dyj, fgx, fgy, dt: float):
+def braked_body_forces(s: SkidSteerState, m, Iz, fz, mu, dxj, dyj, fgx, fgy, dt: float,
+                       slip: bool = False):
     """The holding brake: the wheels are locked, and the ground holds the body by static
     friction or lets it slide with kinetic friction (a velocity-level Coulomb solve, no creep).
 
@@ -90,7 +91,8 @@ def braked_body_forces(s: SkidSteerState, m, Iz, fz, mu, dxj, dyj, fgx, fgy, dt:
     against the motion, beyond it (a locked wheel slides with kinetic friction ``mu F_z`` and
     no rolling resistance): ``F = F_req min(1, capacity / |F_req|)``. The yaw moment stops the
     yaw rate within the step up to the capacity times the wheels' mean lever arm. Body-frame,
-    ``(N,)`` each: returns ``(F_x, F_y, M_z, each wheel's share F_z,j / sum F_z (K, N))``."""
+    ``(N,)`` each: returns ``(F_x, F_y, M_z, each wheel's share F_z,j / sum F_z (K, N))``,
+    and with ``slip`` also ``(N,)`` bool: friction gave way (the body slides)."""
     cap = (mu * fz).sum(0)
     req_x = -(m * s.vx / dt + fgx) - m * s.yaw_rate * s.vy
     req_y = -(m * s.vy / dt + fgy) + m * s.yaw_rate * s.vx
@@ -101,6 +103,8 @@ def braked_body_forces(s: SkidSteerState, m, Iz, fz, mu, dxj, dyj, fgx, fgy, dt:
     Mz = torch.maximum(torch.minimum(-Iz * s.yaw_rate / dt, m_cap), -m_cap)
     total = fz.sum(0)
     share = fz / torch.where(total > 0, total, torch.ones_like(total))
+    if slip:
+        return req_x * scale, req_y * scale, Mz, share, need > cap
     return req_x * scale, req_y * scale, Mz, share
 
 

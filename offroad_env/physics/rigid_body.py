@@ -77,7 +77,11 @@ from .soil import sinkage, tan_phi
 from .soil_contact import check_tyre_width, rut_depth, soil_resistance, soil_shear
 from .vehicle import Vehicle
 
-__all__ = ["RigidBodyParams", "RigidBodyState", "rigid_body_step", "Layout", "make_layout"]
+__all__ = ["RigidBodyParams", "RigidBodyState", "rigid_body_step", "Layout", "make_layout",
+           "BRAKE_RETURN_TIME"]
+
+#: the holding brake returns a body to its anchor with this time constant [s] (``anchor``)
+BRAKE_RETURN_TIME = 0.2
 
 
 @dataclass
@@ -153,7 +157,7 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
                     mu=None, gravity: float = GRAVITY, max_torque: float | None = None,
                     driven: torch.Tensor | None = None, coupling: torch.Tensor | None = None,
                     layout: Layout | None = None, soil_strength=None, soil_phi=None,
-                    wheel_soil=None):
+                    wheel_soil=None, anchor=None):
     """Advance ``s`` by ``dt`` in ``ceil(dt / p.max_substep)`` substeps; returns ``(state,
     info)``.
 
@@ -173,6 +177,12 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
             is False on rigid ground, with a surface's friction where ``mu`` is not NaN; ``mu``
             None: the map names no surface), in place of ``p.soil`` (None: ``p.soil``
             everywhere).
+        anchor: ``(N, 3)`` where the holding brake took hold: the centre of mass's world
+            ``(x, y)`` [m] and the body's yaw [rad] (None: no anchor). The brake then also
+            returns the body toward it in its x-y plane (a velocity of ``-offset /
+            BRAKE_RETURN_TIME``, within the same friction capacity): a locked tyre's contact
+            sticks where it is instead of creeping by the rounding of a velocity-level
+            solve. ``info["brake_slid"]`` ``(N,)`` says where friction gave way this step.
 
     ``info`` (wheel-major ``(K, N)`` unless said): ``normal_force`` N [N], ``support`` the
     ground force's vertical component [N] (normal and friction) and ``contact``
@@ -220,6 +230,7 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
                  else s.wheel_sinkage.T.contiguous())
     # the chassis' friction: the soil's, or the ground's (on a material map)
     mu_body = mu if soil is None or soft is not None else tan_phi(soil)
+    slid = None
     for _ in range(n_sub):
         R = rotation_entries(*q)
         xb = (R[0][0], R[1][0], R[2][0])
@@ -307,8 +318,17 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         T = torque.clamp(-t_max, t_max)
         if driven is not None:
             T = torch.where(driven, T, torch.zeros_like(T))
-        # the holding brake: a velocity-level Coulomb solve in the body's x-y plane
+        # the holding brake: a velocity-level Coulomb solve in the body's x-y plane (with the
+        # anchor: toward it)
         bs = _Planar(vdot(v, xb), vdot(v, yb), w[2])
+        if anchor is not None:
+            ox, oy = c[0] - anchor[:, 0], c[1] - anchor[:, 1]
+            oyaw = torch.remainder(torch.atan2(R[1][0], R[0][0]) - anchor[:, 2] + math.pi,
+                                   2 * math.pi) - math.pi
+            back = 1.0 / BRAKE_RETURN_TIME
+            bs = _Planar(bs.vx + back * (ox * xb[0] + oy * xb[1]),
+                         bs.vy + back * (ox * yb[0] + oy * yb[1]),
+                         bs.yaw_rate + back * oyaw * zb[2])
         Ng = tuple((N0 * n[i]).sum(0) for i in range(3))
         fg = (Ng[0], Ng[1], Ng[2] - m * gravity)
         arm_x, arm_y, fgx, fgy = vdot(rho, xb), vdot(rho, yb), vdot(fg, xb), vdot(fg, yb)
@@ -320,8 +340,9 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         N_b = ((F_s - share * Fbx * ratio_t) / ratio_n).clamp_min(0.0)
         if caster is not None:
             N_b = torch.where(caster, torch.zeros_like(N_b), N_b)
-        Fbx, Fby, Mb, share = braked_body_forces(bs, m, J[2][2], N_b, mu_w, arm_x, arm_y,
-                                                 fgx, fgy, h)
+        Fbx, Fby, Mb, share, slips = braked_body_forces(bs, m, J[2][2], N_b, mu_w, arm_x,
+                                                        arm_y, fgx, fgy, h, slip=True)
+        slid = slips if slid is None else slid | slips
         # braked wheels: locked; each contact takes its share of the body's friction along its
         # tangent and axle (so friction stays in the ground's plane), no rolling resistance
         fbx = share * Fbx
@@ -397,7 +418,8 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
     info = {"normal_force": N, "support": G[2], "contact": touch & (N > 0), "contact_point": Cp, "hub": A,
             "wheel_hole": wc.hole, "compression": s_c,
             "kappa": kappa, "torque": T, "chassis_contact": hit_b.any(0) | hit_u.any(0),
-            "roof_contact": roof_down(c, q, layout.roof, maps, map_index)}
+            "roof_contact": roof_down(c, q, layout.roof, maps, map_index),
+            "brake_slid": slid}
     if soil is not None:
         info["sinkage"] = z_rut
     # (N, C) views of (C, N) memory: the layout the next step reads (column-major fields)

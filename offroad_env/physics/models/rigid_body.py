@@ -81,7 +81,8 @@ class RigidBody(VehicleModel):
               "body_vel": Field((3,), column_major=True),
               "body_rate": Field((3,), column_major=True),
               "wheel_omega": Field(("K",), column_major=True),
-              "wheel_sinkage": Field(("K",), column_major=True), "steer_angle": Field(())}
+              "wheel_sinkage": Field(("K",), column_major=True), "steer_angle": Field(()),
+              "brake_anchor": Field((3,))}
     Params = RigidBodyParams
     support_from_loads = True
     judges_tip_over = True
@@ -226,12 +227,15 @@ class RigidBody(VehicleModel):
             max_torque=v.wheel_torque, driven=driven, coupling=coupling, layout=layout,
             soil_strength=None if params is None else params["soil_strength"],
             soil_phi=None if params is None or ws is not None else params["soil_phi"],
-            wheel_soil=ws)
+            wheel_soil=ws, anchor=state.brake_anchor)
         state.body_pos, state.body_quat, state.body_vel, state.body_rate = \
             s.pos, s.quat, s.vel, s.ang_vel
         state.wheel_omega = s.wheel_omega
         if on_soil:
             state.wheel_sinkage = s.wheel_sinkage
+        # the brake's anchor stays while it holds; it follows the body otherwise
+        held = ((targets == 0).all(0) & ~info["brake_slid"]).unsqueeze(1)
+        state.brake_anchor = torch.where(held, state.brake_anchor, _anchor(s.pos, s.quat))
         gc, R = self._contact(state, maps, info)
         # the step's mean acceleration of the centre of mass, in the body frame at its end
         acc_w = (s.vel - s0.vel) / cfg.dt
@@ -273,7 +277,7 @@ class RigidBody(VehicleModel):
                 "roof_contact": roof_down(r.c, r.q, layout.roof, maps, ns.map_index)}
         placed = self._contact(ns, maps, info, r.settled & r.holds)[0]
         zero = torch.zeros_like(ns.body_pos)
-        fields = {"body_pos": ns.body_pos, "body_quat": ns.body_quat, "body_vel": zero,
+        fields = {"brake_anchor": _anchor(ns.body_pos, ns.body_quat), "body_pos": ns.body_pos, "body_quat": ns.body_quat, "body_vel": zero,
                   "body_rate": zero, "wheel_omega": torch.zeros_like(wc.s.T),
                   "x": ns.x, "y": ns.y, "yaw": ns.yaw}
         if r.z_rut is not None:
@@ -342,3 +346,9 @@ class RigidBody(VehicleModel):
         vy = R[0][1] * v[0] + R[1][1] * v[1] + R[2][1] * v[2]
         return torch.stack((vx, vy, state.body_rate[:, 2]), 1)
 
+
+def _anchor(pos, quat):
+    """``(N, 3)`` the brake's anchor of a body: its centre of mass's world ``(x, y)`` [m] and
+    its heading [rad] (the body x axis' azimuth)."""
+    R = rotation_entries(*quat.unbind(1))
+    return torch.stack((pos[:, 0], pos[:, 1], torch.atan2(R[1][0], R[0][0])), 1)
