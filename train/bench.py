@@ -101,7 +101,7 @@ def _run_group(spec: SuiteSpec, policy, device, progress: bool, label: str):
     obs, _ = env.reset(seed=spec.seed, options={
         "start_pose": torch.as_tensor(tasks["start"], dtype=f64),
         "goal": torch.as_tensor(tasks["goal"], dtype=f64)})
-    if isinstance(policy, str) and policy in BASELINES:
+    if isinstance(policy, str) and (policy in BASELINES or policy.split(":")[0] == "mppi"):
         act = baseline(policy, env, spec.seed)
     elif callable(policy):
         act = policy(env)
@@ -268,7 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _policy(name: str, device, sampled: bool = False, seed: int = 0):
-    if name in POLICIES:
+    if name in POLICIES or name.split(":")[0] == "mppi":
         return name
     from .checkpoint import load_checkpoint
 
@@ -297,8 +297,8 @@ def main(argv=None) -> int:
         pols = {}
         for p in args.policy:
             label, sep, path = p.rpartition("=")
-            if not sep or p in POLICIES or Path(p).is_file():
-                label, path = (p if p in POLICIES else Path(p).parent.name
+            if not sep or p in POLICIES or p.split(":")[0] == "mppi" or Path(p).is_file():
+                label, path = (p if p in POLICIES or p.split(":")[0] == "mppi" else Path(p).parent.name
                                + (" (sampled)" if args.sampled else "")), p
             if label in pols:
                 raise ValueError(f"two policies are labelled {label!r}; name them LABEL=PATH")

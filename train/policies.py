@@ -202,7 +202,11 @@ BASELINES: dict[str, Callable] = {
 
 
 def baseline(name: str, env, seed: int) -> Callable:
-    """The baseline ``name`` built for ``env``; ValueError naming the known ones."""
+    """The baseline ``name`` built for ``env``; ValueError naming the known ones. ``"mppi"``
+    or ``"mppi:samples=32,horizon=15,..."`` is the privileged planner (:mod:`train.mppi`)."""
+    if name == "mppi" or name.startswith("mppi:"):
+        from .mppi import mppi_policy, parse_options
+        return mppi_policy(env, seed, **parse_options(name[5:]))
     if name not in BASELINES:
         raise ValueError(f"unknown baseline {name!r}; known: {tuple(BASELINES)}")
     return BASELINES[name](env, seed)

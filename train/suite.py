@@ -205,10 +205,13 @@ def load_suite(name_or_path: str) -> SuiteSpec:
         raise ValueError(f"suite file {p} is not a suite spec: {exc}") from None
 
 
-def suite_tasks(spec: SuiteSpec, maps: terrain_pkg.HeightMap) -> dict[str, np.ndarray]:
+def suite_tasks(spec: SuiteSpec, maps: terrain_pkg.HeightMap,
+                min_pairs: int | None = None) -> dict[str, np.ndarray]:
     """The suite's tasks on its level stack ``maps``: ``map_index`` ``(T,)``, ``start``
     ``(T, 3)`` (x, y, yaw facing the goal) and ``goal`` ``(T, 2)`` [m], ``family``, ``level``,
-    ``world`` ``(T,)``; tasks in the order family, level, world, pair."""
+    ``world`` ``(T,)``; tasks in the order family, level, world, pair. ``min_pairs``: a map
+    may give fewer than ``spec.pairs``, down to this many (candidates for
+    :mod:`train.suite_starts`; default ``spec.pairs``)."""
     lv = spec.levels
     if spec.tasks is not None:
         return _stored_tasks(spec, lv)
@@ -236,7 +239,7 @@ def suite_tasks(spec: SuiteSpec, maps: terrain_pkg.HeightMap) -> dict[str, np.nd
                     tilt = np.hypot(h @ ring[:, 0], h @ ring[:, 1]) / (ring[:, 0] ** 2).sum()
                     ok &= tilt <= tan_max
                 picked = np.flatnonzero(ok)[:spec.pairs]
-                if picked.size < spec.pairs:
+                if picked.size < (spec.pairs if min_pairs is None else min_pairs):
                     raise ValueError(f"suite {spec.name}: map {i} (family "
                                      f"{spec.families[fi]}, level {level}) has only "
                                      f"{picked.size} start/goal pairs with ground under "

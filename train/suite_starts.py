@@ -77,7 +77,7 @@ def choose_tasks(spec: SuiteSpec, candidates: int = 3, hold_steps: int = 200,
     for g in spec.groups():
         wide = replace(g, pairs=g.pairs * candidates)
         env = OffroadVectorEnv(num_envs=1, config=suite_config(g))
-        cand = suite_tasks(wide, env.unwrapped.terrain)
+        cand = suite_tasks(wide, env.unwrapped.terrain, min_pairs=g.pairs)
         env.close()
         check = braked_check(g, cand, hold_steps)
         for fi, fam in enumerate(g.families):

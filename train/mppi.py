@@ -1,0 +1,135 @@
+"""MPPI (model-predictive path integral control) over the simulator itself: a privileged planner.
+
+**Privileged**: it plans on the true model and the true map (the env's own snapshot and
+look-ahead, ``env.get_state()`` and ``env.lookahead``), which no deployed robot has. It is the
+reference a learned policy is measured against, not a competitor.
+
+For N environments at once, each control step:
+
+1. K action sequences of H steps per environment: the warm-started plan ``U`` ``(N, H, A)``
+   plus Gaussian noise of standard deviation ``noise``, smoothed along the horizon as an AR(1)
+   process (``eps_h = smoothing * eps_{h-1} + sqrt(1 - smoothing^2) * w_h``: each sample a
+   smooth manoeuvre, not jitter), clipped to [-1, 1]; sample 0 is the plan itself;
+2. all N x K sequences stepped on the simulator from the current state (``Snapshot.repeat``:
+   rows ``i K + j``), the return of each the discounted sum of the env's own rewards (an
+   episode's end counts once: its terminal reward, then nothing);
+3. the plan becomes the softmax-weighted mean of the samples, weights ``exp((R - max R) /
+   (temperature * std R))`` (the temperature relative to the spread of the returns, so one
+   value suits every task), and its first action is taken; the plan shifts by one step for
+   the next call (the last action repeated). A new episode starts from a zero plan.
+
+Why not ``pytorch_mppi`` or TorchRL's ``MPPIPlanner``: ``pytorch_mppi.MPPI`` plans one system
+(one state vector; its K samples are its only batch), so N environments would be N planners
+stepped one after another; TorchRL's planner needs a TorchRL ``EnvBase`` model env over
+tensordicts and clones it per call. Here the N x K rollouts are one batched look-ahead on the
+env's own compiled step, sharing its maps.
+
+    from train.mppi import mppi_policy
+    act = mppi_policy(env, samples=32, horizon=15)   # act(obs) -> (N, A) actions
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+__all__ = ["MPPIConfig", "MPPI", "mppi_policy", "parse_options"]
+
+
+@dataclass(frozen=True)
+class MPPIConfig:
+    """``samples`` K, ``horizon`` H [steps], ``temperature`` (relative to the returns'
+    spread), ``noise`` (action standard deviation, actions in [-1, 1]), ``smoothing`` (the
+    noise's AR(1) coefficient along the horizon, in [0, 1)), ``gamma`` (discount), ``seed``."""
+
+    samples: int = 32
+    horizon: int = 15
+    temperature: float = 0.3
+    noise: float = 0.5
+    smoothing: float = 0.6
+    gamma: float = 0.99
+    seed: int = 0
+
+    def __post_init__(self):
+        for name in ("samples", "horizon"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ValueError(f"MPPI {name} must be an int >= 1, got {v!r}")
+        for name, lo, hi in (("temperature", 0.0, math.inf), ("noise", 0.0, math.inf),
+                             ("smoothing", 0.0, 1.0), ("gamma", 0.0, 1.0 + 1e-12)):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and lo <= v < hi) or (
+                    name in ("temperature", "noise") and v <= 0):
+                raise ValueError(f"MPPI {name} must be in [{lo}, {hi}) (and > 0 for "
+                                 f"temperature and noise), got {v!r}")
+
+
+def parse_options(text: str) -> dict:
+    """``"samples=32,horizon=15"`` (or ``K=32,H=15``) as MPPIConfig keywords."""
+    short = {"K": "samples", "H": "horizon", "T": "temperature"}
+    types = {f: type(getattr(MPPIConfig(), f)) for f in MPPIConfig.__dataclass_fields__}
+    out = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, sep, val = part.partition("=")
+        key = short.get(key.strip(), key.strip())
+        if not sep or key not in types:
+            raise ValueError(f"MPPI option {part!r}: give name=value with a name of "
+                             f"{sorted(types)} (or K, H, T)")
+        try:
+            out[key] = types[key](val)
+        except ValueError:
+            raise ValueError(f"MPPI option {key}={val!r} is not a {types[key].__name__}") \
+                from None
+    return out
+
+
+class MPPI:
+    """The planner for a vector env (see the module docstring); call it with the current
+    observations (unused: it reads the state) to get ``(N, A)`` actions."""
+
+    privileged = True
+
+    def __init__(self, env, config: MPPIConfig = MPPIConfig()):
+        self.env = env
+        self.face = env.unwrapped
+        self.cfg = c = config
+        sim = self.face.sim
+        self.n, self.a = sim.n, sim.action_dim
+        self.dtype, self.device = sim.dtype, sim.device
+        self.plan = torch.zeros(self.n, c.horizon, self.a, dtype=self.dtype, device=self.device)
+        self.gen = torch.Generator(self.device).manual_seed(c.seed)
+        self.disc = c.gamma ** torch.arange(c.horizon, dtype=self.dtype, device=self.device)
+
+    def __call__(self, obs=None) -> torch.Tensor:
+        c, N, K, H, A = self.cfg, self.n, self.cfg.samples, self.cfg.horizon, self.a
+        fresh = self.face.state_view().steps == 0  # a new episode: a new plan
+        self.plan = torch.where(fresh.view(N, 1, 1), torch.zeros_like(self.plan), self.plan)
+        w = torch.randn(N, K, H, A, generator=self.gen, dtype=self.dtype, device=self.device)
+        eps = torch.empty_like(w)
+        eps[:, :, 0] = w[:, :, 0]
+        keep = math.sqrt(1.0 - c.smoothing ** 2)
+        for h in range(1, H):
+            eps[:, :, h] = c.smoothing * eps[:, :, h - 1] + keep * w[:, :, h]
+        eps = eps * c.noise
+        eps[:, 0] = 0.0  # sample 0: the plan itself
+        V = (self.plan.unsqueeze(1) + eps).clamp(-1.0, 1.0)  # (N, K, H, A)
+        snap = self.face.get_state().repeat(K)
+        ro = self.face.lookahead(snap, V.permute(2, 0, 1, 3).reshape(H, N * K, A))
+        ret = (ro.reward * self.disc.unsqueeze(1)).sum(0).view(N, K)
+        spread = ret.std(1, keepdim=True).clamp_min(1e-6)
+        weights = torch.softmax((ret - ret.amax(1, keepdim=True)) / (c.temperature * spread), 1)
+        plan = (weights.view(N, K, 1, 1) * V).sum(1)
+        act = plan[:, 0].clone()
+        self.plan = torch.cat((plan[:, 1:], plan[:, -1:]), 1)
+        return act
+
+
+def mppi_policy(env, seed: int = 0, **options) -> MPPI:
+    """The MPPI planner for ``env`` (a vector env of this package) with MPPIConfig
+    ``options``."""
+    if not hasattr(env.unwrapped, "lookahead"):
+        raise ValueError("MPPI plans on an offroad_env vector env (it needs get_state and "
+                         "lookahead)")
+    return MPPI(env, MPPIConfig(**dict({"seed": seed}, **options)))
