@@ -34,6 +34,7 @@ from .env import OffroadEnv
 from .physics.ground import GroundContact, four_wheel, place, rigid_contact
 from .physics.vehicle import Vehicle, eight_wheel_rover, husky, preset, rc_truck, six_wheel_rover
 from .sim import Simulator
+from .snapshot import Snapshot, get_state, set_state
 from .tasks import EndReason
 from .vector_env import OffroadVectorEnv
 
@@ -42,7 +43,8 @@ __version__ = "0.1.0"
 __all__ = ["Vehicle", "husky", "six_wheel_rover", "eight_wheel_rover", "rc_truck", "preset",
            "GroundContact", "four_wheel", "rigid_contact", "place", "SimConfig", "TaskConfig",
            "ImuConfig", "HeightScanConfig", "Simulator", "make_config", "EndReason", "OffroadEnv",
-           "OffroadVectorEnv", "ENV_IDS", "check_device", "data_file"]
+           "OffroadVectorEnv", "ENV_IDS", "check_device", "data_file", "Snapshot", "get_state",
+           "set_state"]
 
 def _one_thread_after_fork() -> None:
     """In a forked child (gymnasium's async vector env forks by default), torch's intra-op

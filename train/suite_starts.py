@@ -72,31 +72,53 @@ def braked_check(spec: SuiteSpec, tasks: dict, hold_steps: int = 200,
 def choose_tasks(spec: SuiteSpec, candidates: int = 3, hold_steps: int = 200,
                  progress: bool = True) -> tuple[list[dict], dict]:
     """The tasks of ``spec`` whose starts pass :func:`braked_check`, ``spec.pairs`` per map
-    from ``candidates x pairs`` draws; returns ``(tasks, counts per family)``."""
+    from ``candidates x pairs`` draws that pass the suite's plane-fit filter, in draw order;
+    a map where fewer pass (a steep real window) fills up from its other draws, checked the
+    same way (the goal still on ground under the plane-fit limit). Returns ``(tasks, counts
+    per family)``."""
     chosen, counts = [], {}
     for g in spec.groups():
-        wide = replace(g, pairs=g.pairs * candidates)
         env = OffroadVectorEnv(num_envs=1, config=suite_config(g))
-        cand = suite_tasks(wide, env.unwrapped.terrain, min_pairs=g.pairs)
+        maps = env.unwrapped.terrain
         env.close()
+        cand = suite_tasks(replace(g, pairs=g.pairs * candidates), maps, min_pairs=0)
         check = braked_check(g, cand, hold_steps)
+        # the rest: every draw with its goal in bounds, for the maps that lack starts
+        more = suite_tasks(replace(g, pairs=4096, max_start_slope_deg=89.9), maps, min_pairs=0)
+        extra = None
         for fi, fam in enumerate(g.families):
-            c = counts.setdefault(fam, {"candidates": 0, "refused": 0})
+            c = counts.setdefault(fam, {"candidates": 0, "refused": 0, "filled_up": 0})
             for level in range(g.num_levels):
                 for w in range(g.worlds):
-                    rows = np.flatnonzero((cand["family"] == fi) & (cand["level"] == level)
-                                          & (cand["world"] == w))
-                    good = rows[check["ok"][rows]]
+                    key = (cand["family"] == fi) & (cand["level"] == level) & (
+                        cand["world"] == w)
+                    rows = np.flatnonzero(key)
+                    good = [("plane", j) for j in rows[check["ok"][rows]]]
                     c["candidates"] += len(rows)
                     c["refused"] += int((~check["ok"][rows]).sum())
                     if len(good) < g.pairs:
+                        if extra is None:
+                            extra = {}
+                        mk = np.flatnonzero((more["family"] == fi) & (more["level"] == level)
+                                            & (more["world"] == w))
+                        seen = {tuple(cand["start"][j]) for j in rows}
+                        mk = [j for j in mk if tuple(more["start"][j]) not in seen]
+                        mk = mk[:4 * g.pairs]
+                        sub = {k: v[mk] for k, v in more.items()}
+                        chk = braked_check(g, sub, hold_steps)
+                        c["candidates"] += len(mk)
+                        c["refused"] += int((~chk["ok"]).sum())
+                        fill = [("more", j) for j, ok in zip(mk, chk["ok"]) if ok]
+                        good += fill[:g.pairs - len(good)]
+                        c["filled_up"] += min(len(fill), g.pairs)
+                    if len(good) < g.pairs:
                         raise ValueError(f"{fam} level {level} world {w}: only {len(good)} "
-                                         f"of {len(rows)} starts rest braked; raise "
-                                         "--candidates")
-                    for j in good[:g.pairs]:
+                                         "starts rest braked; raise --candidates")
+                    for src, j in good[:g.pairs]:
+                        t = cand if src == "plane" else more
                         chosen.append({"family": fam, "level": level, "world": w,
-                                       "start": [float(v) for v in cand["start"][j]],
-                                       "goal": [float(v) for v in cand["goal"][j]]})
+                                       "start": [float(v) for v in t["start"][j]],
+                                       "goal": [float(v) for v in t["goal"][j]]})
             # of the first `pairs` draws (the previous version's tasks), how many fail
             first = np.concatenate([np.flatnonzero((cand["family"] == fi) & (cand["level"] == lv)
                                                    & (cand["world"] == w))[:g.pairs]

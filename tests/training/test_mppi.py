@@ -1,0 +1,63 @@
+"""The MPPI planner (train.mppi) on the simulator's own look-ahead."""
+
+import pytest
+import torch
+
+import terrain
+from offroad_env import OffroadVectorEnv
+from train.mppi import MPPIConfig, mppi_policy, parse_options
+from train.policies import baseline
+
+
+def _env():
+    return OffroadVectorEnv(num_envs=4, terrain=terrain.FlatConfig(size=(30.0, 30.0),
+                                                                   resolution=(0.25, 0.25)),
+                            num_maps=1, max_episode_steps=400)
+
+
+def _goal_distance(env):
+    v = env.unwrapped.state_view()
+    return torch.hypot(v.goal_w[:, 0] - v.x, v.goal_w[:, 1] - v.y)
+
+
+def _progress(name, steps=60):
+    """Each env's progress toward its goal [m] in ``steps`` steps under policy ``name``, and
+    the actions taken."""
+    env = _env()
+    obs, _ = env.reset(seed=0)
+    d0 = _goal_distance(env)
+    act = (mppi_policy(env, samples=16, horizon=10) if name == "mppi"
+           else baseline(name, env, 0))
+    acts = []
+    for _ in range(steps):
+        acts.append(act(obs))
+        obs, *_ = env.step(acts[-1])
+    return d0 - _goal_distance(env), torch.stack(acts)
+
+
+def test_mppi_drives_toward_the_goal_as_the_straight_line_does_and_is_deterministic():
+    # flat ground, unicycle, 60 steps (3 s) from spawns facing anywhere: the straight line
+    # toward the goal is the best there is, and the planner, which knows nothing of goals but
+    # the env's reward, comes within 80 % of its progress in every env (measured: 91 %);
+    # a random policy makes none; the same seed plans the same actions
+    line, _ = _progress("heuristic")
+    mppi, acts = _progress("mppi")
+    rand, _ = _progress("random")
+    assert bool((mppi >= 0.8 * line).all()), (mppi, line)
+    assert bool((rand < 0.3 * line).all()), (rand, line)
+    assert torch.equal(_progress("mppi")[1], acts)
+
+
+def test_mppi_options_are_parsed_and_checked():
+    assert parse_options("K=8,H=5,temperature=0.2") == {"samples": 8, "horizon": 5,
+                                                         "temperature": 0.2}
+    with pytest.raises(ValueError, match="name=value"):
+        parse_options("lambda=1")
+    with pytest.raises(ValueError, match="horizon must be an int >= 1"):
+        MPPIConfig(horizon=0)
+    with pytest.raises(ValueError, match="smoothing"):
+        MPPIConfig(smoothing=1.0)
+    env = _env()
+    env.reset(seed=0)
+    act = baseline("mppi:K=4,H=3", env, 0)
+    assert act.cfg.samples == 4 and act.cfg.horizon == 3 and act.privileged
