@@ -35,13 +35,15 @@ __all__ = ["braked_check", "choose_tasks", "main"]
 
 
 def braked_check(spec: SuiteSpec, tasks: dict, hold_steps: int = 200,
-                 max_creep: float = 0.01) -> dict[str, np.ndarray]:
+                 max_creep: float = 0.01, maps=None) -> dict[str, np.ndarray]:
     """Reset every task of ``tasks`` (on the level stack of ``spec``, one grid) braked and hold
     it ``hold_steps`` steps with the stuck rule off. Returns ``(T,)`` arrays: ``rest_ok`` (the
     reset's rest check), ``ended`` (end reason code, 0: none), ``moved`` [m] (the base's
-    displacement while the episode ran) and ``ok`` (all three pass)."""
+    displacement while the episode ran) and ``ok`` (all three pass). ``maps``: the level
+    stack, where the caller has it (else it is generated). The simulator is stepped without
+    autoreset: an ended task stays as it ended."""
     cfg = suite_config(spec)
-    cfg = replace(cfg, task=replace(cfg.task, stuck_time=None))
+    cfg = replace(cfg, task=replace(cfg.task, stuck_time=None), heightmap=maps)
     T = len(tasks["map_index"])
     env = OffroadVectorEnv(num_envs=T, config=cfg, max_episode_steps=hold_steps + 1)
     base = env.unwrapped
@@ -58,8 +60,8 @@ def braked_check(spec: SuiteSpec, tasks: dict, hold_steps: int = 200,
     live = np.ones(T, dtype=bool)
     with torch.inference_mode():
         for _ in range(hold_steps):
-            _, _, term, trunc, info = env.step(torch.zeros(T, base.sim.action_dim))
-            done = (term | trunc).numpy() & live
+            _, _, term, info = base.sim.step(torch.zeros(T, base.sim.action_dim))
+            done = term.numpy() & live
             ended[done] = info["end_reason"].numpy()[done]
             now = (base.sim.state.contact.base_position - p0).norm(dim=1).numpy()
             moved = np.where(live, now, moved)
@@ -73,8 +75,8 @@ def choose_tasks(spec: SuiteSpec, candidates: int = 3, hold_steps: int = 200,
                  progress: bool = True) -> tuple[list[dict], dict]:
     """The tasks of ``spec`` whose starts pass :func:`braked_check`, ``spec.pairs`` per map
     from ``candidates x pairs`` draws that pass the suite's plane-fit filter, in draw order;
-    a map where fewer pass (a steep real window) fills up from its other draws, checked the
-    same way (the goal still on ground under the plane-fit limit). Returns ``(tasks, counts
+    a map where fewer pass (a steep real window) fills up from its other draws (start and
+    goal without the plane-fit limit), the starts checked the same way. Returns ``(tasks, counts
     per family)``."""
     chosen, counts = [], {}
     for g in spec.groups():
@@ -82,40 +84,45 @@ def choose_tasks(spec: SuiteSpec, candidates: int = 3, hold_steps: int = 200,
         maps = env.unwrapped.terrain
         env.close()
         cand = suite_tasks(replace(g, pairs=g.pairs * candidates), maps, min_pairs=0)
-        check = braked_check(g, cand, hold_steps)
-        # the rest: every draw with its goal in bounds, for the maps that lack starts
+        check = braked_check(g, cand, hold_steps, maps=maps)
+        # every draw with its goal in bounds: fills the maps that lack starts
         more = suite_tasks(replace(g, pairs=4096, max_start_slope_deg=89.9), maps, min_pairs=0)
-        extra = None
+        keyed = lambda t, fi, lv, w: np.flatnonzero(  # noqa: E731
+            (t["family"] == fi) & (t["level"] == lv) & (t["world"] == w))
+        short, extra_rows = {}, []
+        for fi in range(len(g.families)):
+            for lv in range(g.num_levels):
+                for w in range(g.worlds):
+                    rows = keyed(cand, fi, lv, w)
+                    if int(check["ok"][rows].sum()) < g.pairs:
+                        seen = {tuple(cand["start"][j]) for j in rows}
+                        mk = [j for j in keyed(more, fi, lv, w)
+                              if tuple(more["start"][j]) not in seen][:4 * g.pairs]
+                        short[(fi, lv, w)] = (len(extra_rows), len(mk))
+                        extra_rows += mk
+        if extra_rows:
+            sub = {k: v[extra_rows] for k, v in more.items()}
+            chk = braked_check(g, sub, hold_steps, maps=maps)
         for fi, fam in enumerate(g.families):
             c = counts.setdefault(fam, {"candidates": 0, "refused": 0, "filled_up": 0})
             for level in range(g.num_levels):
                 for w in range(g.worlds):
-                    key = (cand["family"] == fi) & (cand["level"] == level) & (
-                        cand["world"] == w)
-                    rows = np.flatnonzero(key)
-                    good = [("plane", j) for j in rows[check["ok"][rows]]]
+                    rows = keyed(cand, fi, level, w)
+                    good = [(cand, j) for j in rows[check["ok"][rows]]]
                     c["candidates"] += len(rows)
                     c["refused"] += int((~check["ok"][rows]).sum())
-                    if len(good) < g.pairs:
-                        if extra is None:
-                            extra = {}
-                        mk = np.flatnonzero((more["family"] == fi) & (more["level"] == level)
-                                            & (more["world"] == w))
-                        seen = {tuple(cand["start"][j]) for j in rows}
-                        mk = [j for j in mk if tuple(more["start"][j]) not in seen]
-                        mk = mk[:4 * g.pairs]
-                        sub = {k: v[mk] for k, v in more.items()}
-                        chk = braked_check(g, sub, hold_steps)
-                        c["candidates"] += len(mk)
-                        c["refused"] += int((~chk["ok"]).sum())
-                        fill = [("more", j) for j, ok in zip(mk, chk["ok"]) if ok]
-                        good += fill[:g.pairs - len(good)]
-                        c["filled_up"] += min(len(fill), g.pairs)
+                    if (fi, level, w) in short:
+                        at, k = short[(fi, level, w)]
+                        c["candidates"] += k
+                        c["refused"] += int((~chk["ok"][at:at + k]).sum())
+                        fill = [(more, extra_rows[at + i]) for i in range(k)
+                                if chk["ok"][at + i]][:max(0, g.pairs - len(good))]
+                        good += fill
+                        c["filled_up"] += len(fill)
                     if len(good) < g.pairs:
                         raise ValueError(f"{fam} level {level} world {w}: only {len(good)} "
                                          "starts rest braked; raise --candidates")
-                    for src, j in good[:g.pairs]:
-                        t = cand if src == "plane" else more
+                    for t, j in good[:g.pairs]:
                         chosen.append({"family": fam, "level": level, "world": w,
                                        "start": [float(v) for v in t["start"][j]],
                                        "goal": [float(v) for v in t["goal"][j]]})
