@@ -24,6 +24,11 @@ soil            2K   each wheel's rut depth [m], then its slip   [0, r], [-2, 2]
 steering        1    the physical model's Ackermann steering     [-pi/2, pi/2]
                      angle [rad] (0 for other models and skid
                      steering)
+energy_margin   1    the physical model's energy stability       [-2, 2]
+                     margin [m]: the rise left to tip over the
+                     nearest edge, less the rolling energy
+                     toward it over m g; < 0 tips (static or
+                     dynamic); rigid_body only
 ==============  ===  ==========================================  ===================
 
 ``soil`` for sim-to-real: a wheel's rut depth is its sinkage below the undisturbed surface, as a
@@ -170,6 +175,17 @@ def _stability(state, maps, cfg):
     return state.margin.unsqueeze(1)
 
 
+def _energy_spec(cfg, vehicle, maps, action_dim):
+    if cfg.dynamics != "rigid_body":
+        raise ValueError(f"the energy_margin observation is the physical model's "
+                         f"(dynamics='rigid_body'), not {cfg.dynamics!r}'s")
+    return 1, -2.0, 2.0
+
+
+def _energy_margin(state, maps, cfg):
+    return state.energy_margin.unsqueeze(1)
+
+
 def _traction(state, maps, cfg):
     return state.traction.unsqueeze(1)
 
@@ -194,6 +210,8 @@ TERMS: dict[str, ObsTerm] = {
     "soil": ObsTerm(_soil_spec, _soil),
     # the steering angle a steering-rate action moves (the physical model's Ackermann layouts)
     "steering": ObsTerm(_fixed(1, -math.pi / 2, math.pi / 2), _steering),
+    # the physical model's energy stability margin [m] (offroad_env.physics.stability)
+    "energy_margin": ObsTerm(_energy_spec, _energy_margin),
 }
 TERM_NAMES = tuple(TERMS)
 

@@ -45,6 +45,10 @@ class RewardWeights:
             demand: the share of the cone the net force of gravity and the driving's
             acceleration needs across the ground, ``offroad_env.tasks``; a kinematic model
             goes where it is told, so there this is the grip it would have lacked).
+        energy_margin: ``max(0, -margin)`` [m], how far the physical model's energy stability
+            margin (``offroad_env.physics.stability.energy_margin``: the rise left to tip over
+            the nearest edge less the rolling energy toward it, over m g) is below 0: the body
+            tips or rolls with the energy to; 0 for kinematic models.
     """
 
     progress: float = 1.0
@@ -59,6 +63,7 @@ class RewardWeights:
     stability: float = 0.0
     time: float = 0.0
     traction: float = 0.0
+    energy_margin: float = 0.0
 
     def __post_init__(self):
         for f in fields(self):
@@ -211,6 +216,12 @@ def _time(c: StepContext) -> torch.Tensor:
 @reward_term("traction")
 def _traction(c: StepContext) -> torch.Tensor:
     return (c.state.traction - 1.0).clamp_min(0.0)
+
+
+@reward_term("energy_margin")
+def _energy_margin(c: StepContext) -> torch.Tensor:
+    m = getattr(c.state, "energy_margin", None)
+    return torch.zeros_like(c.distance) if m is None else (-m).clamp_min(0.0)
 
 
 def reward_terms(ctx: StepContext) -> dict[str, torch.Tensor]:

@@ -45,7 +45,8 @@ from .vehicle import Vehicle
 
 __all__ = ["static_tip_limits", "ledge_climb_limit", "net_force", "friction_limited_force",
            "hub_positions", "EdgeTable", "edge_table", "force_angle_margin", "contact_margin",
-           "body_acceleration", "filter_acceleration", "LOAD_SHARE", "ACCEL_TIME", "ROCK_GAP"]
+           "body_acceleration", "filter_acceleration", "LOAD_SHARE", "ACCEL_TIME", "ROCK_GAP",
+           "energy_margin"]
 
 #: a rigid rest's support polygon includes wheels within this many wheel radii of the ground:
 #: a rest on two diagonal wheels and a lightly loaded third rocks onto the fourth, which hangs
@@ -250,6 +251,57 @@ def force_angle_margin(contact_points: torch.Tensor, loaded: torch.Tensor, com_w
     margin = torch.where(edge, theta, big).amin(1)
     # no loaded pair at all (airborne, or one wheel): no support
     return torch.where(edge.any(1), margin, torch.full_like(margin, -torch.pi / 2))
+
+
+def energy_margin(points: torch.Tensor, com_w: torch.Tensor, omega_w: torch.Tensor,
+                  inertia_about, mass: float, table: EdgeTable,
+                  gravity: float) -> torch.Tensor:
+    """``(N,)`` the energy stability margin [m]: over the edges of the support polygon of
+    ``points``, the least height the centre of mass must still rise to tip over an edge, less
+    the rotational kinetic energy the body carries toward tipping about that edge over ``m g``
+    (Messuri and Klein's energy stability level, with the kinetic term of Ghasempoor and
+    Sepehri). Negative: the body has passed over an edge, or it rolls toward one with the
+    energy to pass it (a dynamic tip a static margin cannot see).
+
+    Per edge ``a`` (unit, the polygon on its left) through ``p_i``, with ``d`` the
+    perpendicular from the axis to the centre of mass (``|d| = R``): the centre of mass
+    rotating about the axis tops out at ``R sqrt(1 - a_z^2)`` above it, so the rise left is
+    ``e = R sqrt(1 - a_z^2) - d_z`` (signed: negative once the centre of mass is outside the
+    edge's vertical plane, the static force-angle margin's sign). A rotation ``omega_a = omega
+    . a`` that lowers that rise carries ``omega_a^2 (a^T J a + m R^2) / 2`` toward the tip.
+
+    Args:
+        points: ``(N, K, 3)`` the support points, world [m] (every wheel's lowest point, as the
+            physical model's tip-over judgement takes them).
+        com_w: ``(N, 3)`` centre of mass; omega_w: ``(N, 3)`` angular velocity, world
+            [rad/s].
+        inertia_about: ``f(a (N, E, 3)) -> (N, E)``: ``a^T J_w a`` about the centre of mass
+            [kg m^2].
+        mass: [kg]; table: the vehicle's :class:`EdgeTable`; gravity [m/s^2].
+    """
+    pi_, pj = points[:, table.i], points[:, table.j]  # (N, E, 3)
+    K = points.shape[1]
+    everyone = torch.ones(points.shape[0], K, dtype=torch.bool, device=points.device)
+    on_right = (everyone.unsqueeze(1) & table.right).any(2)
+    on_left = (everyone.unsqueeze(1) & table.left).any(2)
+    edge = ~(on_right & on_left)
+    flip = on_right & ~on_left
+    a = torch.where(flip.unsqueeze(2), pi_ - pj, pj - pi_)
+    a = a / torch.linalg.vector_norm(a, dim=2, keepdim=True)
+    r = com_w.unsqueeze(1) - pi_
+    d = r - (r * a).sum(2, keepdim=True) * a
+    R = torch.linalg.vector_norm(d, dim=2)
+    top = R * torch.sqrt((1.0 - a[..., 2] * a[..., 2]).clamp_min(0.0))
+    rise = top - d[..., 2]
+    # inside the edge's vertical plane: the polygon's side, left of a (plan view)
+    inside = (a[..., 0] * d[..., 1] - a[..., 1] * d[..., 0]) >= 0
+    rise = torch.where(inside, rise, -rise)
+    w_a = (omega_w.unsqueeze(1) * a).sum(2)
+    # the rise's rate under that rotation: -(w_a a x d)_z; toward the tip where it falls
+    lowering = w_a * (a[..., 0] * d[..., 1] - a[..., 1] * d[..., 0]) > 0
+    kinetic = 0.5 * w_a * w_a * (inertia_about(a) + mass * R * R)
+    margin = rise - torch.where(lowering, kinetic, torch.zeros_like(kinetic)) / (mass * gravity)
+    return torch.where(edge, margin, torch.full_like(margin, math.inf)).amin(1)
 
 
 def hub_positions(gc, vehicle) -> torch.Tensor:

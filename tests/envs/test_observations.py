@@ -1,3 +1,4 @@
+import math
 """The observation registry: the one list of terms, each its declared size within its bounds."""
 
 import pytest
@@ -16,7 +17,8 @@ def test_the_observation_registry_is_the_one_list_of_terms():
 
 
 def test_every_term_computes_its_declared_size_within_its_bounds():
-    cfg_terms = tuple(t for t in TERMS if t != "height_scan")
+    # every term a kinematic model has (energy_margin: the physical model's, below)
+    cfg_terms = tuple(t for t in TERMS if t not in ("height_scan", "energy_margin"))
     s = sim(3, obs_terms=cfg_terms, height_scan=HeightScanConfig(size=(0.4, 0.2)))
     obs = s.step(torch.rand(3, 2) * 2 - 1)[0]
     layout = s.obs_layout
@@ -29,6 +31,23 @@ def test_every_term_computes_its_declared_size_within_its_bounds():
     for name, start, stop in layout:
         raw = TERMS[name].compute(s.state, s.maps, s.cfg)
         assert raw.shape == (3, stop - start), name
+
+
+def test_the_energy_margin_is_the_physical_models_and_refused_elsewhere():
+    import pytest
+    with pytest.raises(ValueError, match="energy_margin observation is the physical model's"):
+        sim(2, obs_terms=("energy_margin",))
+    s = sim(2, obs_terms=("energy_margin",), dynamics="rigid_body")
+    obs = s.step(torch.zeros(2, 2))[0]
+    # at rest on flat ground: the rise left over the nearest edge of the wheels' contacts (the
+    # mid-planes on level ground), sqrt(l^2 + h^2) - h, l the centre of mass's distance from
+    # the edge in plan view, h its height over the ground: the Husky's axles (l = 0.256 m)
+    # are nearer than its sides (0.285 m)
+    v = s.vehicle
+    h = float(s.state.body_pos[0, 2])
+    arms = (v.track_width / 2, v.com[0], v.wheel_base - v.com[0])
+    want = min(math.hypot(a, h) for a in arms) - h
+    assert float(obs[0, 0]) == pytest.approx(want, rel=1e-4)
 
 
 def test_goal_polar_is_the_goal_as_distance_and_bearing():

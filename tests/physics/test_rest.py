@@ -142,3 +142,15 @@ def test_a_slope_no_spawn_can_rest_on_is_refused_with_a_clear_error():
                            dynamics_params=RigidBodyParams(mu=0.8))
     with pytest.raises(RuntimeError, match="no stable spawn"):
         env.reset(seed=1)
+
+
+@pytest.mark.parametrize("name", ["husky", "rc_truck"])
+def test_the_energy_margin_reaches_zero_at_the_tilt_table_angle(name):
+    # the observed energy margin over the tip judgement's own support points: positive 2 deg
+    # below the model's tilt-table angle, negative 2 deg above it (where the force-angle
+    # margin over hub-minus-r points warned 4 deg early, issue 44)
+    want = compliant_side_tip(preset(name))
+    sim = _reset(want - 2.0, mu=3.0, vehicle=name, n=1)
+    assert float(sim.state.energy_margin[0]) > 0
+    sim = _reset(want + 2.0, mu=3.0, vehicle=name, n=1)
+    assert float(sim.state.energy_margin[0]) < 0

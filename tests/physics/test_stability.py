@@ -158,3 +158,37 @@ def test_with_friction_below_t_over_h_no_turn_tips_a_vehicle_and_the_demand_show
         demand = rate * G * t / h / G / 0.8  # |a_y| / (mu g) in the steady turn
         assert float(obs[0, 3]) == pytest.approx(demand, rel=1e-3)
         assert float(obs[0, 3]) > 1.0 and float(obs[0, 2]) > 0.0
+
+
+def test_the_energy_margin_meets_its_closed_forms_static_and_rolling():
+    # four contacts on level ground at (+-l, +-t), the centre of mass h above their centre:
+    # the rise left over a side edge is sqrt(t^2 + h^2) - h; rolling about x at omega, the
+    # side the roll lowers takes off (J_xx + m R^2) omega^2 / 2 over m g (R = sqrt(t^2 + h^2))
+    import math
+    from offroad_env.physics.stability import EdgeTable, energy_margin
+    from offroad_env.physics.vehicle import Vehicle
+    l, t, h, m, Jxx, g = 0.6, 0.3, 0.4, 50.0, 2.0, 9.81
+    v = Vehicle(wheel_positions=((2 * l, t), (2 * l, -t), (0.0, t), (0.0, -t)),
+                wheel_radius=0.1, mass=m, com=(l, 0.0, 0.3))
+    table = EdgeTable(v)
+    pts = torch.tensor([[[2 * l, t, 0.0], [2 * l, -t, 0.0], [0.0, t, 0.0], [0.0, -t, 0.0]]],
+                       dtype=torch.float64)
+    com = torch.tensor([[l, 0.0, h]], dtype=torch.float64)
+    R = math.hypot(t, h)
+
+    def about(a):
+        return Jxx * a[..., 0] ** 2 + 5.0 * a[..., 1] ** 2 + 5.0 * a[..., 2] ** 2
+
+    def margin(wx, wy=0.0, wz=0.0):
+        w = torch.tensor([[wx, wy, wz]], dtype=torch.float64)
+        return float(energy_margin(pts, com, w, about, m, table, g)[0])
+    assert margin(0.0) == pytest.approx(R - h, rel=1e-12)
+    assert margin(0.0, 0.0, 3.0) == pytest.approx(R - h, rel=1e-12)  # yaw: no tip
+    for w in (0.5, -0.5):
+        assert margin(w) == pytest.approx(R - h - 0.5 * (Jxx + m * R * R) * w * w / (m * g),
+                                          rel=1e-12)
+    w0 = math.sqrt(2 * m * g * (R - h) / (Jxx + m * R * R))  # just the energy to tip
+    assert margin(w0) == pytest.approx(0.0, abs=1e-12)
+    # past the edge (the centre of mass outside it): negative, the rise it has passed
+    com[0, 1] = t + 0.1
+    assert margin(0.0) < 0

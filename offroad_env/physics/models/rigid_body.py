@@ -65,7 +65,7 @@ from ..soil import inverse_table
 from ..soil_contact import check_tyre_width, soil_table, wheel_soils
 from ..body_contact import roof_down
 from ..rotations import matvec3, quat_from_ypr, rotation_entries, vrot, ypr_from_entries
-from ..stability import edge_table, force_angle_margin
+from ..stability import edge_table, energy_margin, force_angle_margin
 from .base import Drive, Field, ModelStep, VehicleModel, register_model
 
 __all__ = ["RigidBody"]
@@ -82,7 +82,7 @@ class RigidBody(VehicleModel):
               "body_rate": Field((3,), column_major=True),
               "wheel_omega": Field(("K",), column_major=True),
               "wheel_sinkage": Field(("K",), column_major=True), "steer_angle": Field(()),
-              "brake_anchor": Field((3,))}
+              "brake_anchor": Field((3,)), "energy_margin": Field(())}
     Params = RigidBodyParams
     support_from_loads = True
     judges_tip_over = True
@@ -258,7 +258,8 @@ class RigidBody(VehicleModel):
         com = torch.tensor(v.com, dtype=like.dtype, device=like.device)
         ns = SimpleNamespace(x=rows(state.x), y=rows(state.y), yaw=rows(state.yaw),
                              map_index=rows(state.map_index),
-                             body_pos=gc.position + matvec3(gc.rotation, com), body_quat=q)
+                             body_pos=gc.position + matvec3(gc.rotation, com), body_quat=q,
+                             body_rate=torch.zeros_like(gc.position))
         layout = self._constants(like, maps)[0]
         ws = self._wheel_soils(ns, maps, prm)
         soil, soft, mu = p.soil, None, p.mu if prm is None else prm["friction"]
@@ -277,7 +278,8 @@ class RigidBody(VehicleModel):
                 "roof_contact": roof_down(r.c, r.q, layout.roof, maps, ns.map_index)}
         placed = self._contact(ns, maps, info, r.settled & r.holds)[0]
         zero = torch.zeros_like(ns.body_pos)
-        fields = {"brake_anchor": _anchor(ns.body_pos, ns.body_quat), "body_pos": ns.body_pos, "body_quat": ns.body_quat, "body_vel": zero,
+        fields = {"brake_anchor": _anchor(ns.body_pos, ns.body_quat), "body_pos": ns.body_pos,
+                  "energy_margin": ns.energy_margin, "body_quat": ns.body_quat, "body_vel": zero,
                   "body_rate": zero, "wheel_omega": torch.zeros_like(wc.s.T),
                   "x": ns.x, "y": ns.y, "yaw": ns.yaw}
         if r.z_rut is not None:
@@ -314,6 +316,16 @@ class RigidBody(VehicleModel):
         everyone = torch.ones_like(n, dtype=torch.bool).T
         static = force_angle_margin(low.transpose(0, 1), everyone, com_w, zero, cfg.gravity,
                                     table)
+        # the energy margin over the same points, with the body's rotation (world)
+        J = self._constants(state.x, maps)[0].inertia
+        omega_w = torch.stack(vrot(Re, state.body_rate.unbind(1)), 1)
+
+        def about(a):  # a^T (R J R^T) a, through the body-frame axis R^T a
+            ab = tuple(sum(Re[k][i].unsqueeze(1) * a[..., k] for k in range(3))
+                       for i in range(3))
+            return sum(ab[i] * J[i][j] * ab[j] for i in range(3) for j in range(3))
+        state.energy_margin = energy_margin(low.transpose(0, 1), com_w, omega_w, about, v.mass,
+                                            table, cfg.gravity)
         stable = (static >= 0) & ~info["roof_contact"]
         ypr = torch.stack((yaw, pitch, roll), 1)
         done = torch.ones_like(yaw, dtype=torch.bool) if converged is None else converged
