@@ -12,6 +12,8 @@ spawns (:mod:`.spawn`) and places the vehicles at rest. The Gymnasium classes
 
 from __future__ import annotations
 
+import warnings
+
 import numbers
 
 from typing import Callable
@@ -228,9 +230,12 @@ class Simulator:
             goal = None if goal is None else goal[idx]
         gc = self._start_episodes(mask, idx, start, goal)
         if start is None:  # a spawn off a stable rest is drawn again from its own stream
-            for _ in range(MAX_REDRAWS):
+            for attempt in range(MAX_REDRAWS + 1):
                 bad = self.task.unrestful(gc, idx) & (mask if idx is None else True)
                 if not bool(bad.any()):
+                    break
+                if attempt == MAX_REDRAWS:
+                    self._no_rest(gc, idx, mask, bad)
                     break
                 if idx is None:
                     self._start_episodes(bad, None, None, goal)
@@ -239,14 +244,28 @@ class Simulator:
                     self._start_episodes(torch.zeros_like(mask).index_fill_(0, rows, True),
                                          rows, None, None if goal is None else goal[bad])
                 gc = st.contact if idx is None else st.contact[idx]
-            else:
-                raise RuntimeError(f"no stable spawn in {MAX_REDRAWS} draws for environment "
-                                   f"rows {torch.nonzero(bad).flatten().tolist()[:20]}: the "
-                                   "terrain is too steep for the vehicle")
         for sensor in SENSORS.values():
             st.put(mask, idx, **sensor.start(gc, self.cfg))
         st.put(mask, idx, **self.task.start(st, gc, self.maps, self.params, idx))
         return self.observe()
+
+    def _no_rest(self, gc, idx, mask, bad) -> None:
+        """After :data:`MAX_REDRAWS` draws some spawns still do not rest: RuntimeError where
+        they tip (the terrain is too steep for the vehicle); where friction alone cannot hold
+        them (they slide at once, a steep map's honest start) a warning, once."""
+        hard = self.task.unrestful(gc, idx, slides=False) & (mask if idx is None else True)
+        rows = torch.nonzero(hard if bool(hard.any()) else bad).flatten()
+        if idx is not None:
+            rows = idx[rows]
+        if bool(hard.any()):
+            raise RuntimeError(f"no stable spawn in {MAX_REDRAWS} draws for environment rows "
+                               f"{rows.tolist()[:20]}: the terrain is too steep for the vehicle")
+        if not getattr(self, "_warned_slides", False):
+            self._warned_slides = True
+            warnings.warn(f"no spawn that friction holds in {MAX_REDRAWS} draws for "
+                          f"environment rows {rows.tolist()[:20]}: they start where they "
+                          "slide at once (the terrain is steeper than atan(mu) there)",
+                          stacklevel=4)
 
     def _start_episodes(self, mask: torch.Tensor, idx: torch.Tensor | None,
                         start: torch.Tensor | None, goal: torch.Tensor | None = None):

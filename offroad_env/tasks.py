@@ -148,14 +148,16 @@ class Task:
                               self.cfg.gravity, self._edges, idx, maps, map_index,
                               self.friction(params, idx))
 
-    def unrestful(self, contact, idx: torch.Tensor | None) -> torch.Tensor:
+    def unrestful(self, contact, idx: torch.Tensor | None, slides: bool = True) -> torch.Tensor:
         """``(M,)`` bool: placed rows (``idx``, or all) are no stable rest for a spawn: past
-        the static tip limits, or not at rest by the model's own judgement."""
+        the static tip limits, or not at rest by the model's own judgement (``slides`` False:
+        only where it tips or does not settle, not where friction alone cannot hold it)."""
         def rows(v):
             return v if idx is None or not isinstance(v, torch.Tensor) else v[idx]
         bad = tipped_over(contact.roll, contact.pitch, rows(self.roll_limit),
                           rows(self.pitch_limit))
-        restless = self.model.unrestful(contact)
+        restless = (self.model.unrestful(contact) if slides
+                    else self.model.unstable(contact))
         return bad if restless is None else bad | restless
 
     def start(self, state, contact, maps, params, idx: torch.Tensor | None

@@ -134,12 +134,21 @@ def test_random_spawns_on_slopes_rest_braked(beta, mu):
     assert float((env.sim.state.contact.base_position - p0).norm(dim=1).max()) < 0.01
 
 
-def test_a_slope_no_spawn_can_rest_on_is_refused_with_a_clear_error():
-    # 40 deg at mu 0.8 < tan(40 deg): every heading slides, so no spawn is a rest
+def test_a_slope_friction_cannot_hold_anywhere_warns_and_starts_sliding():
+    # 40 deg at mu 0.8 < tan(40 deg): every heading slides, so no spawn rests; after the
+    # redraws the env says so once and starts the vehicles where they slide (a steep map's
+    # honest start; a training run on it goes on), and a slope past the tip limits raises
     plane = terrain.PlaneConfig(size=(30.0, 30.0), resolution=(0.1, 0.1), slope_x=0.0,
                                 slope_y=math.tan(math.radians(40.0)))
     env = OffroadVectorEnv(num_envs=4, dynamics="rigid_body", terrain=plane, num_maps=1,
                            dynamics_params=RigidBodyParams(mu=0.8))
+    with pytest.warns(UserWarning, match="slide at once"):
+        env.reset(seed=1)
+    assert not bool(env.sim.state.contact.converged.any())
+    steep = terrain.PlaneConfig(size=(30.0, 30.0), resolution=(0.1, 0.1), slope_x=0.0,
+                                slope_y=math.tan(math.radians(75.0)))
+    env = OffroadVectorEnv(num_envs=4, dynamics="rigid_body", terrain=steep, num_maps=1,
+                           dynamics_params=RigidBodyParams(mu=3.0))
     with pytest.raises(RuntimeError, match="no stable spawn"):
         env.reset(seed=1)
 

@@ -197,6 +197,11 @@ class VehicleModel(abc.ABC):
         None: every placement within the tilt limits is one."""
         return None
 
+    def unstable(self, contact) -> torch.Tensor | None:
+        """``(M,)`` bool: of :meth:`unrestful`'s rows, those that tip or do not settle (not
+        those friction alone cannot hold); the default: :meth:`unrestful`."""
+        return self.unrestful(contact)
+
     @abc.abstractmethod
     def body_velocity(self, state) -> torch.Tensor:
         """``(N, 3)`` forward, left speed [m/s] and yaw rate [rad/s] of ``state``."""

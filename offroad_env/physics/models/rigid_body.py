@@ -276,7 +276,7 @@ class RigidBody(VehicleModel):
         info = {"contact": wc.touch & (r.N > 0), "contact_point": wc.point, "hub": wc.hub,
                 "normal_force": r.N, "support": r.G[2], "wheel_hole": wc.hole,
                 "roof_contact": roof_down(r.c, r.q, layout.roof, maps, ns.map_index)}
-        placed = self._contact(ns, maps, info, r.settled & r.holds)[0]
+        placed = self._contact(ns, maps, info, r.settled & r.holds, r.settled)[0]
         zero = torch.zeros_like(ns.body_pos)
         fields = {"brake_anchor": _anchor(ns.body_pos, ns.body_quat), "body_pos": ns.body_pos,
                   "energy_margin": ns.energy_margin, "body_quat": ns.body_quat, "body_vel": zero,
@@ -286,7 +286,7 @@ class RigidBody(VehicleModel):
             fields["wheel_sinkage"] = r.z_rut.T
         return fields, placed
 
-    def _contact(self, state, maps, info, converged=None):
+    def _contact(self, state, maps, info, converged=None, settled=None):
         """The step's placement (a ``GroundContact`` with loads; ``converged`` ``(N,)``: all
         True unless given) and the rotation ``(N, 3, 3)``; writes the rear-axle pose ``x, y,
         yaw`` of ``state`` (yaw continued without wrapping)."""
@@ -333,7 +333,7 @@ class RigidBody(VehicleModel):
         gc = assemble(v, ypr, Re, torch.stack(t, 1), None, ground_h, info["wheel_hole"],
                       off_map, cfg.d_eps, cfg.gravity, done, torch.ones_like(
                           yaw, dtype=torch.int32), gap=gap, forces=up, stable=stable,
-                      offs=offs)
+                      offs=offs, settled=settled)
         return gc, gc.rotation
 
     def place(self, state, vehicle, maps, idx):
@@ -348,6 +348,9 @@ class RigidBody(VehicleModel):
 
     def unrestful(self, contact):
         return ~contact.converged | ~contact.stable
+
+    def unstable(self, contact):
+        return ~contact.settled | ~contact.stable
 
     def body_velocity(self, state):
         """Forward and left speed of the centre of mass [m/s] and the body's yaw rate [rad/s]
