@@ -12,8 +12,6 @@ spawns (:mod:`.spawn`) and places the vehicles at rest. The Gymnasium classes
 
 from __future__ import annotations
 
-import warnings
-
 import numbers
 
 from typing import Callable
@@ -34,8 +32,8 @@ from .params import nominal_params, update_params
 from .physics.models import model_class
 from .physics.vehicle import VehicleBatch, preset
 from .sensors import SENSORS
-from .spawn import (MAX_REDRAWS, check_goal_range, check_map_range, check_on_map, check_rows,
-                    spawn_with_redraws)
+from .spawn import (check_goal_range, check_map_range, check_on_map, check_rows,
+                    redraw_until_rest, spawn_with_redraws, start_at_rest)
 from .state import CORE_FIELDS, SimState, join_fields
 from .tasks import Task
 
@@ -230,42 +228,11 @@ class Simulator:
             goal = None if goal is None else goal[idx]
         gc = self._start_episodes(mask, idx, start, goal)
         if start is None:  # a spawn off a stable rest is drawn again from its own stream
-            for attempt in range(MAX_REDRAWS + 1):
-                bad = self.task.unrestful(gc, idx) & (mask if idx is None else True)
-                if not bool(bad.any()):
-                    break
-                if attempt == MAX_REDRAWS:
-                    self._no_rest(gc, idx, mask, bad)
-                    break
-                if idx is None:
-                    self._start_episodes(bad, None, None, goal)
-                else:
-                    rows = idx[bad]
-                    self._start_episodes(torch.zeros_like(mask).index_fill_(0, rows, True),
-                                         rows, None, None if goal is None else goal[bad])
-                gc = st.contact if idx is None else st.contact[idx]
+            gc = redraw_until_rest(self, gc, mask, idx, goal)
         for sensor in SENSORS.values():
             st.put(mask, idx, **sensor.start(gc, self.cfg))
         st.put(mask, idx, **self.task.start(st, gc, self.maps, self.params, idx))
         return self.observe()
-
-    def _no_rest(self, gc, idx, mask, bad) -> None:
-        """After :data:`MAX_REDRAWS` draws some spawns still do not rest: RuntimeError where
-        they tip (the terrain is too steep for the vehicle); where friction alone cannot hold
-        them (they slide at once, a steep map's honest start) a warning, once."""
-        hard = self.task.unrestful(gc, idx, slides=False) & (mask if idx is None else True)
-        rows = torch.nonzero(hard if bool(hard.any()) else bad).flatten()
-        if idx is not None:
-            rows = idx[rows]
-        if bool(hard.any()):
-            raise RuntimeError(f"no stable spawn in {MAX_REDRAWS} draws for environment rows "
-                               f"{rows.tolist()[:20]}: the terrain is too steep for the vehicle")
-        if not getattr(self, "_warned_slides", False):
-            self._warned_slides = True
-            warnings.warn(f"no spawn that friction holds in {MAX_REDRAWS} draws for "
-                          f"environment rows {rows.tolist()[:20]}: they start where they "
-                          "slide at once (the terrain is steeper than atan(mu) there)",
-                          stacklevel=4)
 
     def _start_episodes(self, mask: torch.Tensor, idx: torch.Tensor | None,
                         start: torch.Tensor | None, goal: torch.Tensor | None = None):
@@ -281,16 +248,7 @@ class Simulator:
         self.state.restart(mask, idx, x=s.x, y=s.y, yaw=s.yaw, map_index=s.map_index,
                            goal_w=torch.stack((s.goal_x, s.goal_y), 1),
                            command=torch.stack((s.cmd_speed, s.cmd_yaw_rate), 1))
-        gc = self._place_rows(mask, idx)
-        rest = self.model.rest(self.state, gc, self.maps, self.params, idx)
-        if rest is None:
-            return gc
-        fields, gc = rest
-        self.state.put(mask, idx, **fields)
-        st = self.state
-        st.contact = (st.contact.merge_rows(gc, mask) if idx is None
-                      else st.contact.merge_rows(gc, idx=idx))
-        return gc
+        return start_at_rest(self, self._place_rows(mask, idx), mask, idx)
 
     def _place_rows(self, mask: torch.Tensor, idx: torch.Tensor | None):
         """Place the reset environments at rest and merge them into ``state.contact``; returns

@@ -4,6 +4,7 @@ the environment's own random stream, with spawns and goals over holes drawn agai
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Callable, NamedTuple
 
 import torch
@@ -205,3 +206,52 @@ def check_on_map(maps: HeightMap, origin, given, start: torch.Tensor, mask: torc
         raise ValueError(f"start_pose row {row} at world ({x:.2f}, {y:.2f}) m is off the map, "
                          f"which covers x [{x0 + ox:.2f}, {x1 + ox:.2f}], "
                          f"y [{y0 + oy:.2f}, {y1 + oy:.2f}] m")
+
+
+def start_at_rest(sim, gc, mask: torch.Tensor, idx: torch.Tensor | None):
+    """The reset rows' placement ``gc`` moved to the model's own rest where the model has one
+    (:meth:`~offroad_env.physics.models.VehicleModel.rest`): its fields put into ``sim``'s
+    state and its placement merged into ``state.contact``; returns the rows' placement."""
+    rest = sim.model.rest(sim.state, gc, sim.maps, sim.params, idx)
+    if rest is None:
+        return gc
+    fields, gc = rest
+    st = sim.state
+    st.put(mask, idx, **fields)
+    st.contact = (st.contact.merge_rows(gc, mask) if idx is None
+                  else st.contact.merge_rows(gc, idx=idx))
+    return gc
+
+
+def redraw_until_rest(sim, gc, mask: torch.Tensor, idx: torch.Tensor | None, goal):
+    """Draw the reset rows whose spawn is no stable rest (``sim.task.unrestful``) again from
+    their own streams, up to :data:`MAX_REDRAWS` times; returns the rows' placement. Rows that
+    still tip raise RuntimeError (the terrain is too steep for the vehicle); rows that friction
+    alone cannot hold start where they slide at once, with a warning (once per simulator)."""
+    st = sim.state
+    for attempt in range(MAX_REDRAWS + 1):
+        bad = sim.task.unrestful(gc, idx) & (mask if idx is None else True)
+        if not bool(bad.any()):
+            return gc
+        if attempt == MAX_REDRAWS:
+            break
+        if idx is None:
+            sim._start_episodes(bad, None, None, goal)
+        else:
+            rows = idx[bad]
+            sim._start_episodes(torch.zeros_like(mask).index_fill_(0, rows, True), rows, None,
+                                None if goal is None else goal[bad])
+        gc = st.contact if idx is None else st.contact[idx]
+    hard = sim.task.unrestful(gc, idx, slides=False) & (mask if idx is None else True)
+    rows = torch.nonzero(hard if bool(hard.any()) else bad).flatten()
+    if idx is not None:
+        rows = idx[rows]
+    if bool(hard.any()):
+        raise RuntimeError(f"no stable spawn in {MAX_REDRAWS} draws for environment rows "
+                           f"{rows.tolist()[:20]}: the terrain is too steep for the vehicle")
+    if not getattr(sim, "_warned_slides", False):
+        sim._warned_slides = True
+        warnings.warn(f"no spawn that friction holds in {MAX_REDRAWS} draws for environment "
+                      f"rows {rows.tolist()[:20]}: they start where they slide at once (the "
+                      "terrain is steeper than atan(mu) there)", stacklevel=4)
+    return gc
