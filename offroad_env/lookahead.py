@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 import torch
 
+from .frames import to_world
 from .seams import episode_ends
 from .sim import Simulator
 from .snapshot import Snapshot, check_fits, restore_sim, sim_tensors_view
@@ -30,14 +31,16 @@ __all__ = ["Lookahead", "Rollout"]
 
 class Rollout(NamedTuple):
     """What a look-ahead returns, ``(H, M, ...)``: ``obs`` ``(H, M, D)``, ``reward``,
-    ``terminated``, ``truncated`` (bool) and ``end_reason`` (int64
-    :class:`~offroad_env.tasks.EndReason` codes, 0 while running)."""
+    ``terminated``, ``truncated`` (bool), ``end_reason`` (int64
+    :class:`~offroad_env.tasks.EndReason` codes, 0 while running) and ``position`` ``(H, M,
+    2)`` the rear axle's world ``(x, y)`` [m] (float64; frozen once a row ends)."""
 
     obs: torch.Tensor
     reward: torch.Tensor
     terminated: torch.Tensor
     truncated: torch.Tensor
     end_reason: torch.Tensor
+    position: torch.Tensor
 
 
 class Lookahead:
@@ -79,7 +82,7 @@ class Lookahead:
         done = (torch.zeros(self.rows, dtype=torch.bool, device=sim.device) if done is None
                 else done.to(sim.device).clone())
         H = actions.shape[0]
-        obs_l, rew_l, term_l, trunc_l, why_l = [], [], [], [], []
+        obs_l, rew_l, term_l, trunc_l, why_l, pos_l = [], [], [], [], [], []
         term = torch.zeros_like(done)
         trunc = torch.zeros_like(done)
         why = torch.zeros(self.rows, dtype=torch.int64, device=sim.device)
@@ -88,8 +91,10 @@ class Lookahead:
             obs, reward, ended, info = sim.step(actions[h].to(sim.dtype))
             t, tr, reason = episode_ends(sim.state.steps, ended, info["end_reason"],
                                          self.max_episode_steps)
+            xy = to_world(sim.origin, torch.stack((sim.state.x, sim.state.y), 1))
             if last is not None:
                 obs = torch.where(done.unsqueeze(1), last, obs)
+                xy = torch.where(done.unsqueeze(1), pos_l[-1], xy)
             reward = torch.where(done, torch.zeros_like(reward), reward)
             term = torch.where(done, term, t)
             trunc = torch.where(done, trunc, tr)
@@ -101,5 +106,6 @@ class Lookahead:
             term_l.append(term)
             trunc_l.append(trunc)
             why_l.append(why)
+            pos_l.append(xy)
         return Rollout(torch.stack(obs_l), torch.stack(rew_l), torch.stack(term_l),
-                       torch.stack(trunc_l), torch.stack(why_l))
+                       torch.stack(trunc_l), torch.stack(why_l), torch.stack(pos_l))

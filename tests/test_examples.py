@@ -50,3 +50,9 @@ def test_record_video_example(tmp_path):
     pytest.importorskip("moviepy")
     assert _main("record_video")(["--out", str(tmp_path), "--steps", "10"]) == 0
     assert list(tmp_path.glob("*.mp4"))
+
+
+def test_mppi_example(tmp_path):
+    assert _main("mppi")(["--steps", "6", "--samples", "4", "--horizon", "3", "--every", "3",
+                          "--out", str(tmp_path / "mppi.png")]) == 0
+    assert (tmp_path / "mppi.png").stat().st_size > 10_000

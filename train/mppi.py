@@ -121,6 +121,8 @@ class MPPI:
         spread = ret.std(1, keepdim=True).clamp_min(1e-6)
         weights = torch.softmax((ret - ret.amax(1, keepdim=True)) / (c.temperature * spread), 1)
         plan = (weights.view(N, K, 1, 1) * V).sum(1)
+        #: the last call's look-ahead (rows ``i K + j``) and sample weights ``(N, K)``, for plots
+        self.last_rollout, self.last_weights = ro, weights
         act = plan[:, 0].clone()
         self.plan = torch.cat((plan[:, 1:], plan[:, -1:]), 1)
         return act
