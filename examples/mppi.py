@@ -69,16 +69,18 @@ def main(argv=None):
                    extent=(x0, x1, y0, y1),
                    cmap="terrain")
     fig.colorbar(im, ax=ax, label="height [m]")
-    for pos, w in samples:
-        w = w / max(w.max(), 1e-12)
-        for j in range(pos.shape[1]):
-            ax.plot(pos[:, j, 0], pos[:, j, 1], color="k", lw=0.6, alpha=0.1 + 0.8 * w[j])
     xy = np.asarray(path)
-    ax.plot(xy[:, 0], xy[:, 1], "r-", lw=2, label=f"driven ({end})")
+    ax.plot(xy[:, 0], xy[:, 1], "r-", lw=1.5, label=f"driven ({end})", zorder=2)
+    for pos, w in samples:  # each a fan of K sampled futures, H steps long
+        w = w / max(w.max(), 1e-12)
+        for j in np.argsort(w):
+            ax.plot(pos[:, j, 0], pos[:, j, 1], color=plt.cm.magma(0.85 * (1 - w[j])),
+                    lw=1.2, alpha=0.35 + 0.65 * w[j], zorder=3)
     ax.plot(*tasks["goal"][k], "b*", ms=14, label="goal")
     ax.set_xlabel("x [m]")
     ax.set_ylabel("y [m]")
-    ax.set_title(f"MPPI, K = {a.samples}, H = {a.horizon}: real level {a.level}")
+    ax.set_title(f"MPPI, K = {a.samples}, H = {a.horizon}: real level {a.level}\n"
+                 f"sampled futures every {a.every} steps (dark: heavy weight)")
     ax.legend(loc="upper right")
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(a.out, dpi=100)
