@@ -106,8 +106,7 @@ def settle(vehicle, layout, c, q, maps, map_index, gravity: float, mu, soil=None
         wc = wheel_contacts(layout, c, R, xb, yb, maps, map_index, r, half_w)
         ratio_n = wc.e / r
         upright = zb[2] > 0.1
-        F, k, z_rut = _wheel_loads(layout, wc.s, ratio_n, upright, soil, soft, b, r,
-                                   None if z_rut is None else F)
+        F, k, z_rut = _wheel_loads(layout, wc.s, ratio_n, upright, soil, soft, b, r)
         N0 = F / ratio_n
         Nb = N0 if caster is None else torch.where(caster, torch.zeros_like(N0), N0)
         total = Nb.sum(0)
@@ -154,14 +153,14 @@ def vdot_rows(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
-def _wheel_loads(layout, p, ratio_n, upright, soil, soft, b, r, guess=None, steps: int = 6):
+def _wheel_loads(layout, p, ratio_n, upright, soil, soft, b, r, steps: int = 30):
     """Each wheel's spring force ``F`` [N] along z_b, its stiffness ``dF/dp`` [N/m] against
     the ground's rise ``p`` into the free tyre (``(K, N)``, :attr:`WheelContacts.s` on rigid
     ground) and its rut ``(K, N)`` [m] (None off soil). On soil the wheel sinks to the static
     sinkage of its normal load ``F / ratio_n``, so ``F = spring(p - Z(F / ratio_n))``: found by
-    ``steps`` safeguarded Newton steps from ``guess`` (the last iteration's loads; None:
-    ``spring(p)``) inside the bracket ``[0, spring(p)]`` (a step that leaves it bisects), the
-    stiffness that of the spring and the soil in series (the sinkage's slope by a 1 %
+    bisection (``steps`` halvings of ``[0, spring(p)]``; a safeguarded Newton from the last
+    iteration's loads left the outer iteration oscillating on a stiff soil beside a soft one),
+    the stiffness that of the spring and the soil in series (the sinkage's slope by a 1 %
     difference)."""
     def spring(s):
         s = s.clamp_min(0.0)
@@ -176,17 +175,14 @@ def _wheel_loads(layout, p, ratio_n, upright, soil, soft, b, r, guess=None, step
         return (torch.where(down, spring(p), zero), torch.where(down, stiffness(p), zero),
                 None)
     lo, hi = zero, torch.where(down, spring(p), zero)
-    F = hi if guess is None else torch.minimum(guess, hi)
-    for _ in range(steps + 1):
-        z = _rut(soil, soft, b, r, F / ratio_n)
-        slope = ((_rut(soil, soft, b, r, 1.01 * F / ratio_n) - z)
-                 / (0.01 * F).clamp_min(1e-9))
-        if _ == steps:
-            break
-        g = spring(p - z) - F  # decreasing in F; its root is the load
-        lo, hi = torch.where(g > 0, F, lo), torch.where(g > 0, hi, F)
-        nxt = F + g / (1.0 + stiffness(p - z) * slope)
-        F = torch.where((nxt > lo) & (nxt < hi), nxt, 0.5 * (lo + hi))
+    for _ in range(steps):
+        F = 0.5 * (lo + hi)
+        above = spring(p - _rut(soil, soft, b, r, F / ratio_n)) > F
+        lo, hi = torch.where(above, F, lo), torch.where(above, hi, F)
+    F = 0.5 * (lo + hi)
+    z = _rut(soil, soft, b, r, F / ratio_n)
+    slope = ((_rut(soil, soft, b, r, 1.01 * F / ratio_n) - z)
+             / (0.01 * F).clamp_min(1e-9))
     k_s = stiffness(p - z)
     k = torch.where(F > 0, k_s / (1.0 + k_s * slope), zero)
     if soft is not None:  # wheels on a material map's hard ground: the spring alone
