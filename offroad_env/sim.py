@@ -33,7 +33,8 @@ from .physics.models import model_class
 from .physics.vehicle import VehicleBatch, preset
 from .sensors import SENSORS
 from .spawn import (check_goal_range, check_map_range, check_on_map, check_rows,
-                    redraw_until_rest, spawn_with_redraws, start_at_rest)
+                    redraw_until_rest, spawn_with_redraws, start_at_rest,
+                    warn_restless_starts)
 from .state import CORE_FIELDS, SimState, join_fields
 from .tasks import Task
 
@@ -229,6 +230,8 @@ class Simulator:
         gc = self._start_episodes(mask, idx, start, goal)
         if start is None:  # a spawn off a stable rest is drawn again from its own stream
             gc = redraw_until_rest(self, gc, mask, idx, goal)
+        else:  # a given start is kept; one that cannot rest is said (once)
+            warn_restless_starts(self, gc, mask, idx)
         for sensor in SENSORS.values():
             st.put(mask, idx, **sensor.start(gc, self.cfg))
         st.put(mask, idx, **self.task.start(st, gc, self.maps, self.params, idx))

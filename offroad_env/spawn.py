@@ -255,3 +255,20 @@ def redraw_until_rest(sim, gc, mask: torch.Tensor, idx: torch.Tensor | None, goa
                       f"rows {rows.tolist()[:20]}: they start where they slide at once (the "
                       "terrain is steeper than atan(mu) there)", stacklevel=4)
     return gc
+
+
+def warn_restless_starts(sim, gc, mask: torch.Tensor, idx: torch.Tensor | None) -> None:
+    """Given start poses are kept as given; those that are no stable rest by the same check as
+    drawn spawns (``sim.task.unrestful``: they tip, slide or do not settle, braked) are named
+    in a warning, once per simulator (the placement's ``converged`` and ``stable`` say it per
+    row)."""
+    if getattr(sim, "_warned_starts", False):
+        return
+    bad = sim.task.unrestful(gc, idx) & (mask if idx is None else True)
+    if bool(bad.any()):
+        sim._warned_starts = True
+        rows = torch.nonzero(bad).flatten()
+        rows = rows if idx is None else idx[rows]
+        warnings.warn(f"given start poses of environment rows {rows.tolist()[:20]} are no "
+                      "stable rest (braked, the vehicle tips, slides or does not settle there); "
+                      "they are kept as given", stacklevel=4)

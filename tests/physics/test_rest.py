@@ -110,7 +110,8 @@ def test_a_braked_reset_holds_below_its_tilt_table_angle_and_tips_above(name):
 def test_a_reset_past_the_slide_limit_slides_and_the_spawn_check_says_so():
     # 30 deg at mu 0.5 < tan(30 deg): friction cannot hold the rest; a drawn spawn there is
     # refused (``converged`` False) and a given start slides at once
-    sim = _reset(30.0, mu=0.5)
+    with pytest.warns(UserWarning, match="no stable rest"):
+        sim = _reset(30.0, mu=0.5)
     assert not bool(sim.state.contact.converged.any())
     moved, _ = _hold(sim, 1.0)
     a = G * (math.sin(math.radians(30)) - 0.5 * math.cos(math.radians(30)))
@@ -163,3 +164,9 @@ def test_the_energy_margin_reaches_zero_at_the_tilt_table_angle(name):
     assert float(sim.state.energy_margin[0]) > 0
     sim = _reset(want + 2.0, mu=3.0, vehicle=name, n=1)
     assert float(sim.state.energy_margin[0]) < 0
+
+
+def test_a_given_start_that_cannot_rest_is_kept_and_said():
+    with pytest.warns(UserWarning, match="no stable rest"):
+        sim = _reset(30.0, mu=0.5)  # friction cannot hold 30 deg at mu 0.5
+    assert not bool(sim.state.contact.converged.any())
