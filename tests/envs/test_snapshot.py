@@ -28,6 +28,21 @@ def _record(env, actions):
     return out
 
 
+def _run_single(env, acts):
+    """A single (or gym.make) env stepped through ``acts``, reset where an episode ends."""
+    out = []
+    for a in acts:
+        o, r, te, tr, _ = env.step(a)
+        out.append((o.copy(), r, te, tr))
+        if te or tr:
+            env.reset()
+    return out
+
+
+def _same_single(a, b):
+    return all(np.array_equal(p[0], q[0]) and p[1:] == q[1:] for p, q in zip(a, b))
+
+
 def _same(a, b):
     return all(torch.equal(x, y) for p, q in zip(a, b) for x, y in zip(p, q))
 
@@ -63,19 +78,9 @@ def test_every_registered_id_restores_through_gym_make_with_its_time_limit(env_i
         env.step(a)
     snap = offroad_env.get_state(env)
     assert snap.meta["time_limits"] == [10]
-
-    def run():
-        out = []
-        for a in acts:
-            o, r, te, tr, _ = env.step(a)
-            out.append((o.copy(), r, te, tr))
-            if te or tr:
-                env.reset()
-        return out
-    first = run()
+    first = _run_single(env, acts)
     offroad_env.set_state(env, snap)
-    second = run()
-    assert all(np.array_equal(a[0], b[0]) and a[1:] == b[1:] for a, b in zip(first, second))
+    assert _same_single(first, _run_single(env, acts))
     assert limit is not None
 
 
@@ -84,18 +89,9 @@ def test_the_single_env_restores_bit_for_bit():
     env.reset(seed=2)
     snap = env.get_state()
     acts = [a[0].numpy() for a in _actions(1, 50)]
-
-    def run():
-        out = []
-        for a in acts:
-            o, r, te, tr, _ = env.step(a)
-            out.append((o.copy(), r, te, tr))
-            if te or tr:
-                env.reset()
-        return out
-    first = run()
+    first = _run_single(env, acts)
     env.set_state(snap)
-    assert all(np.array_equal(a[0], b[0]) and a[1:] == b[1:] for a, b in zip(first, run()))
+    assert _same_single(first, _run_single(env, acts))
 
 
 def test_a_snapshot_selects_repeats_moves_and_saves_keeping_its_layout(tmp_path):
