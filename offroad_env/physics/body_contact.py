@@ -18,7 +18,7 @@ from typing import NamedTuple
 from .rotations import rotation_entries, vcross, vdot, vrot
 
 __all__ = ["rim_support", "tyre_edges", "point_forces", "roof_down", "EDGE_TILT",
-           "WheelContacts", "wheel_contacts"]
+           "WheelContacts", "wheel_contacts", "contact_frame", "CAMBER_LIMIT"]
 
 
 class WheelContacts(NamedTuple):
@@ -80,6 +80,39 @@ def wheel_contacts(layout, c, R, f, l_, maps, map_index, r: float, half_w: float
         Cp = tuple(Cp[i] + side * half_w * l_[i] for i in range(3))
     return WheelContacts(s_w, s_c, touch, n, t, d_s, e_s, A, Cp,
                          torch.isnan(ground[:, ground.shape[1] // 2]))
+
+
+#: the largest tilt of a tyre's contact normal out of its wheel plane (:func:`contact_frame`)
+CAMBER_LIMIT = math.radians(15.0)
+
+
+def contact_frame(maps, map_index, point, n, l_, ratio_n):
+    """The directions of a tyre's ground force: ``(normal, lateral, normal . z_b, lateral .
+    z_b)``, each direction a 3-tuple of ``(K, N)`` (world), the dots ``(K, N)``.
+
+    The ground pushes along its own normal ``nu`` (at the contact ``point``), and a normal
+    must be square to the rim's rolling direction ``t`` there, so it is ``nu`` projected on
+    the plane of the disc's radius ``n`` and the axle ``l_``: ``n`` turned about ``t`` toward
+    ``l_`` by the tread's camber against the ground, ``tan(gamma) = (nu . l) / (nu . n)``.
+    The lateral direction turns with it and stays in the ground's tangent plane. A wheel
+    square to the ground has ``gamma = 0`` (``n`` and ``l_`` as they are); a body rolled by
+    its springs (the outside wheels of a turn, a vehicle on a side slope) would otherwise tilt
+    its tyres' friction cones with it, and a tyre with ``mu`` would grip sideways only
+    ``tan(atan(mu) - phi)`` of its load (the rc_truck slid at 1.28 g on mu 1.5 instead of
+    rolling at its tilt table's 1.36 g). ``gamma`` is held within :data:`CAMBER_LIMIT`: a
+    body's roll is a few degrees, and a steeper one is the bilinear map's face at a step's
+    edge, which no tread lies on (a hole: 0). ``ratio_n = n . z_b`` (``l_ . z_b = 0``)."""
+    _, gx, gy = maps.height_slope(point[0], point[1], map_index)
+    inv = torch.rsqrt(1.0 + gx * gx + gy * gy)
+    nu = (-gx * inv, -gy * inv, inv)
+    a, b = vdot(nu, n), vdot(nu, l_)
+    lim = math.tan(CAMBER_LIMIT)
+    tg = (b / a.clamp_min(0.05)).clamp(-lim, lim)
+    tg = torch.where(torch.isnan(tg), torch.zeros_like(tg), tg)
+    cg = torch.rsqrt(1.0 + tg * tg)
+    normal = tuple((n[i] + tg * l_[i]) * cg for i in range(3))
+    lateral = tuple((l_[i] - tg * n[i]) * cg for i in range(3))
+    return normal, lateral, ratio_n * cg, -tg * cg * ratio_n
 
 
 def rim_support(cand, d, e, r: float):

@@ -21,8 +21,10 @@ the highest support of these points and of the segments between them
 (:func:`~.body_contact.rim_support`): a massless wheel leaves a lower contact as soon as a
 higher one lifts it, so its load is on one contact at a time, and at a ledge it passes from the
 lower ground to the edge when the edge starts to lift the wheel. The contact normal is the disc's radius there, ``n = (sqrt(r^2 -
-d^2) z_b - d f) / r`` (on a plane, the plane's normal); its tangent in the wheel
-plane ``t = (d z_b + sqrt(r^2 - d^2) f) / r``; the axle ``l`` (perpendicular to the plane).
+d^2) z_b - d f) / r``; its tangent in the wheel plane ``t = (d z_b + sqrt(r^2 - d^2) f) /
+r``; the axle ``l`` (perpendicular to the plane). The ground pushes along its own normal: ``n``
+turned about ``t`` by the tread's camber against the ground, and ``l`` with it
+(:func:`~.body_contact.contact_frame`; below, ``n`` and ``l`` are those).
 The tyre has the vehicle's ``wheel_width`` w: the ground under the tread's two edges may lift
 it further, and the contact moves along the axle to the edge that bears
 (:func:`~.body_contact.tyre_edges`), so a vehicle tipping over its downhill wheels pivots about
@@ -31,8 +33,8 @@ their outer edges.
 **Forces at a wheel.** The suspension pushes along z_b with ``F_s = k s + c s' + k_b (s -
 s_max)^+`` (``>= 0``: a wheel does not pull), ``s' = -(v_hub . n) / (n . z_b)``. The massless
 wheel passes on the ground's force ``G = N n + F_x t + F_y l``, whose z_b component is the
-suspension's: ``N (n . z_b) + F_x (t . z_b) = F_s`` (``l . z_b = 0``), so ``N = (F_s - F_x d /
-r) / sqrt(1 - d^2 / r^2)``; where friction binds, ``|F| = mu N`` and N follows in closed form.
+suspension's: ``N (n . z_b) + F_x (t . z_b) + F_y (l . z_b) = F_s``, so ``N = (F_s - F_x t_z -
+F_y l_z) / n_z``; where friction binds, ``|F| = mu N`` and N follows in closed form.
 Tangential forces are those of the slip seed (:mod:`.slip`): the slip ratio and angle of the
 contact's velocity against the rim speed ``omega r``, linear laws ``C_kappa kappa`` and ``-C_alpha
 alpha`` capped by the force that stops the slip within the substep (the wheel's inertia and the
@@ -66,7 +68,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .body_contact import point_forces, roof_down, wheel_contacts
+from .body_contact import contact_frame, point_forces, roof_down, wheel_contacts
 from .constants import GRAVITY
 from .drive import braked_body_forces, caster_mask, group_sum, speed_servo, wheel_spin_rate
 from .rigid_params import (RigidBodyParams, chassis_points, check_stable, for_vehicle,
@@ -200,8 +202,7 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         layout = make_layout(vehicle, p, spacing, dtype, dev, gravity)
     sus = layout
     K, m, r = vehicle.num_wheels, vehicle.mass, vehicle.wheel_radius
-    mu = p.mu if mu is None else mu
-    t_max = p.max_torque if max_torque is None else max_torque
+    mu, t_max = (p.mu if mu is None else mu), (p.max_torque if max_torque is None else max_torque)
     J, Ji = layout.inertia, layout.inv_inertia
     k_c = m * gravity / (4.0 * p.chassis_sink)
     c_c = math.sqrt(k_c * m / 4.0)  # damping ratio 0.5 on four points
@@ -248,10 +249,11 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
                             z_rut if soil is not None else None)
         s_c, touch, n, t, A, Cp = wc.compression, wc.touch, wc.n, wc.t, wc.hub, wc.point
         d_s, e_s = wc.d, wc.e
+        ratio_n, ratio_t = e_s / r, d_s / r
+        nl, ll, n_z, l_z = contact_frame(maps, map_index, Cp, n, l_, ratio_n)
         rho = tuple(Cp[i] - c[i] for i in range(3))
         wxr = vcross(w_w, rho)
         vC = tuple(v[i] + wxr[i] for i in range(3))
-        ratio_n, ratio_t = e_s / r, d_s / r
         s_dot = -vdot(vC, n) / ratio_n
         F_s = sus.k * s_c + sus.c * s_dot + sus.k_b * (s_c - sus.s_max).clamp_min(0.0)
         # at most the push that leaves the hub at v_out out of the ground after the substep,
@@ -260,18 +262,18 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         # than firing the body off its springs
         F_cap = (m / K) * ((p.max_separation_speed + s_dot).clamp_min(0.0) / h + gravity)
         F_s = torch.where(touch, torch.minimum(F_s, F_cap).clamp_min(0.0), torch.zeros_like(F_s))
-        N0 = F_s / ratio_n
+        N0 = F_s / n_z
         # the same cap along the contact normal: a wheel wedged against a steep face (its
         # friction cone holding z_b) would need a normal force without bound to hold its
         # suspension's push; the ground gives at most the push that stops the approach and
         # leaves at v_out within the substep
-        N_cap = (m / K) * ((p.max_separation_speed - vdot(vC, n)).clamp_min(0.0) / h + gravity)
+        N_cap = (m / K) * ((p.max_separation_speed - vdot(vC, nl)).clamp_min(0.0) / h + gravity)
         # the other forces' acceleration this substep (gravity and the springs), to predict
         # the contact velocities friction must stop
-        a_o = tuple((N0 * n[i]).sum(0) / m for i in range(3))
+        a_o = tuple((N0 * nl[i]).sum(0) / m for i in range(3))
         a_o = (a_o[0], a_o[1], a_o[2] - gravity)
-        v_t0, v_l0 = vdot(vC, t), vdot(vC, l_)
-        a_t, a_l = vdot(a_o, t), vdot(a_o, l_)
+        v_t0, v_l0 = vdot(vC, t), vdot(vC, ll)
+        a_t, a_l = vdot(a_o, t), vdot(a_o, ll)
         v_t, v_l = v_t0 + h * a_t, v_l0 + h * a_l  # predicted, for the slip laws
         # the force that stops a contact's slip within the substep has two parts: the other
         # forces' acceleration, cancelled by the contact's share m / K of the body (the K
@@ -281,7 +283,7 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         # Jacobi, then never overshoot, in translation or in yaw: a light body turns faster
         # than it slides)
         m_t, m_l = (1.0 / (K * (1.0 / m + vdot(ub, vmat(Ji, ub))))
-                    for ub in (vrot_inv(R, vcross(rho, u)) for u in (t, l_)))
+                    for ub in (vrot_inv(R, vcross(rho, u)) for u in (t, ll)))
         kappa = slip_ratio(v_t, omega, r, p.slip_eps)
         if soil is None or soft is not None:
             fx_lin = p.c_kappa * kappa
@@ -299,11 +301,11 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
             fy_st = -v_l0 * (m_l / h) - a_l * (m / K)
             fx = torch.where(fx_lin.abs() > fx_st.abs(), fx_st, fx_lin)
             fy = torch.where(fy_lin.abs() > fy_st.abs(), fy_st, fy_lin)
-            N_d = (F_s - fx * ratio_t) / ratio_n
+            N_d = (F_s - fx * ratio_t - fy * l_z) / n_z
             norm = torch.sqrt(fx * fx + fy * fy)
             over = norm > mu_w * N_d
-            unit_x = fx / norm.clamp_min(1e-30)
-            N_sl = F_s / (ratio_n + mu_w * unit_x * ratio_t).clamp_min(0.05)
+            tilt = (fx * ratio_t + fy * l_z) / norm.clamp_min(1e-30)  # the slide's, along z_b
+            N_sl = F_s / (n_z + mu_w * tilt).clamp_min(0.05)
             N = torch.minimum(torch.where(over, N_sl, N_d).clamp_min(0.0), N_cap)
             fx, fy = friction_ellipse(fx, fy, mu_w * N)
             return fx, fy, N
@@ -329,7 +331,7 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
             bs = _Planar(bs.vx + back * (ox * xb[0] + oy * xb[1]),
                          bs.vy + back * (ox * yb[0] + oy * yb[1]),
                          bs.yaw_rate + back * oyaw * zb[2])
-        Ng = tuple((N0 * n[i]).sum(0) for i in range(3))
+        Ng = tuple((N0 * nl[i]).sum(0) for i in range(3))
         fg = (Ng[0], Ng[1], Ng[2] - m * gravity)
         arm_x, arm_y, fgx, fgy = vdot(rho, xb), vdot(rho, yb), vdot(fg, xb), vdot(fg, yb)
         # the brake holds on the braked wheels' loads (a caster rolls and swivels free)
@@ -337,23 +339,23 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         Fbx, Fby, Mb, share = braked_body_forces(bs, m, J[2][2], N0_b, mu_w, arm_x, arm_y,
                                                  fgx, fgy, h)
         # again with the normal forces that friction along the contact tangents leaves
-        N_b = ((F_s - share * Fbx * ratio_t) / ratio_n).clamp_min(0.0)
+        N_b = ((F_s - share * (Fbx * ratio_t + Fby * l_z)) / n_z).clamp_min(0.0)
         if caster is not None:
             N_b = torch.where(caster, torch.zeros_like(N_b), N_b)
         Fbx, Fby, Mb, share, slips = braked_body_forces(bs, m, J[2][2], N_b, mu_w, arm_x,
                                                         arm_y, fgx, fgy, h, slip=True)
         slid = slips if slid is None else slid | slips
         # braked wheels: locked; each contact takes its share of the body's friction along its
-        # tangent and axle (so friction stays in the ground's plane), no rolling resistance
+        # tangent and lateral (in the ground's plane), no rolling resistance
         fbx = share * Fbx
         fx = torch.where(brake, fbx, fx)  # a caster's share is 0: it is not braked
         fy = torch.where(brake, share * Fby, fy)
         if caster is not None:  # a caster turns to follow the motion: no force across it
             fy = torch.where(caster, torch.zeros_like(fy), fy)
-        N = torch.where(brake, torch.minimum(((F_s - fbx * ratio_t) / ratio_n).clamp_min(0.0),
-                                             N_cap), N)
-        if soil is None or soft is not None:
-            frr = rolling_resistance(v_t, N, p.c_rr, p.v_eps)
+        N_lk = ((F_s - fbx * ratio_t - share * Fby * l_z) / n_z).clamp_min(0.0)  # locked
+        N = torch.where(brake, torch.minimum(N_lk, N_cap), N)
+        if soil is None or soft is not None:  # within the friction circle with the tyre's
+            frr = rolling_resistance(v_t, N, p.c_rr, p.v_eps, fx, fy, mu_w * N)  # forces
         if soil is not None:
             z_roll = sinkage(soil, 2 * half_w, r, N)  # the rolling sinkage of the load
             frr = _pick(soft, soil_resistance(soil, 2 * half_w, z_rut, z_roll, v_t, N,
@@ -365,7 +367,7 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
             d_omega, T = wheel_spin_rate(p, T, r * fx, omega, coupling)
         T = torch.where(brake, r * fx, T)
         # forces on the chassis: the ground's, at the contact
-        G = tuple(N * n[i] + (fx + frr) * t[i] + fy * l_[i] for i in range(3))
+        G = tuple(N * nl[i] + (fx + frr) * t[i] + fy * ll[i] for i in range(3))
         tq = vcross(rho, G)
         # the wheel hands the chassis its ground force's moment less what its motor and bearing
         # take: (r F_x - T + b_w omega) about the axle (0 for a locked wheel, T = r F_x)

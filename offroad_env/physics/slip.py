@@ -47,6 +47,15 @@ def smooth_sign(v: torch.Tensor, v_eps: float) -> torch.Tensor:
     return torch.tanh(v / v_eps)
 
 
-def rolling_resistance(vx, fz, c_rr, v_eps: float = 0.01):
-    """``-C_rr F_z sgn(vx)`` [N] with the smooth sign of :func:`smooth_sign`."""
-    return -c_rr * fz.clamp_min(0.0) * smooth_sign(vx, v_eps)
+def rolling_resistance(vx, fz, c_rr, v_eps: float = 0.01, fx=None, fy=None, cap=None):
+    """``-C_rr F_z sgn(vx)`` [N] with the smooth sign of :func:`smooth_sign`.
+
+    With the contact's other tangential forces ``fx`` (along ``vx``), ``fy`` and its friction
+    limit ``cap`` (``mu F_z``), the resistance is cut where it would carry their sum out of the
+    friction circle: a tyre at its grip (a wheel stalled against a ledge's edge, held by
+    friction at ``mu F_z``) slides rather than take ``C_rr F_z`` more from the ground."""
+    f = -c_rr * fz.clamp_min(0.0) * smooth_sign(vx, v_eps)
+    if cap is None:
+        return f
+    room = torch.sqrt((cap * cap - fy * fy).clamp_min(0.0))
+    return torch.minimum(torch.maximum(fx + f, -room), room) - fx
