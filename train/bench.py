@@ -44,6 +44,7 @@ import terrain as terrain_pkg
 from offroad_env.devices import configure_threads
 from offroad_env.tasks import EndReason
 
+from .distributed import Dist
 from .logs import Progress, notice_missing_extras
 from .outcomes import Outcomes
 from .policies import BASELINES, baseline, careful_policy  # noqa: F401  (re-exported)
@@ -88,13 +89,16 @@ def _cell(sel: np.ndarray, per: dict, dt: float) -> dict:
     return out
 
 
-def _run_group(spec: SuiteSpec, policy, device, progress: bool, label: str):
-    """Run ``policy`` on the tasks of ``spec`` (one grid) in one vector env; returns
-    ``(tasks, per-task arrays, dt)``."""
-    env = suite_env(spec, spec.num_tasks, device)
+def _run_group(spec: SuiteSpec, policy, device, progress: bool, label: str,
+               rows: tuple[int, int] | None = None):
+    """Run ``policy`` on the tasks of ``spec`` (one grid) in one vector env, or on its tasks
+    ``rows = (first, end)`` only (a chunk, in rows 0, 1, ...); returns ``(tasks, per-task
+    arrays, dt)``."""
+    a, b = rows if rows is not None else (0, spec.num_tasks)
+    env = suite_env(spec, b - a, device)
     base = env.unwrapped
-    tasks = suite_tasks(spec, base.terrain)
-    T = spec.num_tasks
+    tasks = {k: v[a:b] for k, v in suite_tasks(spec, base.terrain).items()}
+    T = b - a
     f64 = torch.float64
     lo = torch.as_tensor(tasks["map_index"], device=base.device)
     base.set_map_range(lo, torch.ones_like(lo))
@@ -148,21 +152,43 @@ def _run_group(spec: SuiteSpec, policy, device, progress: bool, label: str):
 
 
 def run_suite(spec: SuiteSpec, policy, device="cpu", progress: bool = False,
-              label: str = "") -> dict:
+              label: str = "", ranks=None) -> dict | None:
     """Run ``policy`` on every task of ``spec``; returns the results (module docstring).
 
     ``policy``: ``"random"``, ``"heuristic"``, ``"careful"``, ``"physics"``, or a function
     ``(env) -> act(obs (T, D) tensor) -> (T, 2) actions``. ``progress``: a bar with its ETA
     on stderr over the episode's steps (``label`` names it; the run stops early once every task
     ends). A suite whose families have grids of their own runs one vector env per grid
-    (:meth:`SuiteSpec.groups`, a bar each); the results are in the suite's family order."""
-    parts = {}
+    (:meth:`SuiteSpec.groups`, a bar each), or per chunk of ``spec.chunk_tasks`` tasks
+    (:meth:`SuiteSpec.chunks`); the results are in the suite's family order.
+
+    ``ranks``: a :class:`~train.distributed.Dist` (``torchrun``): rank i runs chunks i, i +
+    world, ...; every rank's outcomes are gathered and rank 0 returns the results (the others
+    None), the same as one process's where the chunks and threads are the suite's."""
     groups = spec.groups()
-    for sub in groups:
+    plan = spec.chunks()
+    rank, world = (0, 1) if ranks is None else (ranks.rank, ranks.world)
+    done = []
+    for ci in range(rank, len(plan), world):
+        gi, a, b = plan[ci]
+        sub = groups[gi]
         name = label or str(policy)
         if len(groups) > 1:
             name += " [" + ", ".join(sub.families) + "]"
-        tasks, per, dt = _run_group(sub, policy, device, progress, name)
+        if b - a < sub.num_tasks:
+            name += f" (tasks {a}-{b - 1})"
+        done.append((ci,) + _run_group(sub, policy, device, progress, name, rows=(a, b)))
+    if ranks is not None:
+        done = ranks.gather(done)
+        if rank != 0:
+            return None
+    done.sort(key=lambda d: d[0])
+    parts = {}
+    for gi, sub in enumerate(groups):
+        mine = [d for d in done if plan[d[0]][0] == gi]
+        tasks = {k: np.concatenate([d[1][k] for d in mine]) for k in mine[0][1]}
+        per = {k: np.concatenate([d[2][k] for d in mine]) for k in mine[0][2]}
+        dt = mine[0][3]
         for fi, fam in enumerate(sub.families):
             sel = tasks["family"] == fi
             parts[fam] = ({k: v[sel] for k, v in tasks.items()}, {k: v[sel] for k, v in per.items()})
@@ -260,6 +286,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="torch CPU threads (default 0: the physical cores, capped at the free ones)")
     p.add_argument("--no-progress", action="store_true",
                    help="no progress bar (by default one per policy on stderr, with its ETA)")
+    p.add_argument("--chunk-tasks", type=int, default=None, metavar="N",
+                   help="run the tasks in fixed chunks of N per vector env (default: the "
+                        "suite's chunk_tasks; none: a grid group in one env). A chunked run "
+                        "uses the suite's chunk_threads per process, and under torchrun the "
+                        "ranks share the chunks; rank 0 writes the same files as one process")
     p.add_argument("--sampled", action="store_true",
                    help="checkpoints act with actions sampled from their Gaussian, as in "
                         "training (from a generator seeded by the suite's seed; default: the "
@@ -303,10 +334,26 @@ def main(argv=None) -> int:
             if label in pols:
                 raise ValueError(f"two policies are labelled {label!r}; name them LABEL=PATH")
             pols[label] = _policy(path, args.device, args.sampled, spec.seed)
+        if args.chunk_tasks is not None:
+            spec = replace(spec, chunk_tasks=args.chunk_tasks)
+        ranks = Dist(args.device)
+        if ranks.active and spec.chunk_tasks is None:
+            raise ValueError(f"suite {spec.name} has no chunk_tasks: pass --chunk-tasks N to "
+                             f"split it across the {ranks.world} torchrun ranks")
         notice_missing_extras()
-        configure_threads(args.threads)
+        if spec.chunk_tasks is None:
+            configure_threads(args.threads)
+        elif args.threads not in (0, spec.chunk_threads):
+            raise ValueError(f"--threads {args.threads}: a chunked run uses the suite's "
+                             f"chunk_threads ({spec.chunk_threads}) in every process")
+        else:
+            torch.set_num_threads(spec.chunk_threads)
         results = {name: run_suite(spec, pol, args.device, progress=not args.no_progress,
-                                   label=name) for name, pol in pols.items()}
+                                   label=name, ranks=ranks if ranks.active else None)
+                   for name, pol in pols.items()}
+        if not ranks.main:
+            ranks.close()
+            return 0
         out.mkdir(parents=True, exist_ok=True)
     except (ValueError, FileExistsError, OSError) as exc:
         print(f"train.bench: error: {exc}", file=sys.stderr)
@@ -320,6 +367,7 @@ def main(argv=None) -> int:
         print(f"(no plot: {exc})", file=sys.stderr)
     print(md)
     print(f"wrote {out}/: " + ", ".join(files))
+    ranks.close()
     return 0
 
 

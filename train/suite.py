@@ -65,6 +65,12 @@ class SuiteSpec:
             chosen once by :mod:`train.suite_starts` (starts that rest, braked, on the model)
             and stored, so every machine runs the same tasks.
         measured_with: the package version whose physics chose the stored tasks.
+        chunk_tasks: how many tasks run together in one vector env (None: each grid group in
+            one env, as v0-v2 were measured). The chunks are fixed by the suite, in task order
+            within each group, so a run split across ``torchrun`` ranks (a chunk per rank in
+            turn) steps every task in the same rows, and its JSON is a one-process run's.
+        chunk_threads: torch threads per process of a chunked run (default 1), fixed by the
+            suite for the same reason.
     """
 
     name: str = "offroad-bench-v0"
@@ -92,6 +98,8 @@ class SuiteSpec:
     description: str = field(default="", compare=False)
     tasks: tuple | None = field(default=None, repr=False)
     measured_with: str | None = field(default=None, compare=False)
+    chunk_tasks: int | None = None
+    chunk_threads: int = 1
 
     def __post_init__(self):
         for name in ("num_levels", "worlds", "pairs"):
@@ -102,6 +110,12 @@ class SuiteSpec:
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
                 raise ValueError(f"suite {self.name}: {name} must be a number > 0, got {v!r}")
+        for name, v, none_ok in (("chunk_tasks", self.chunk_tasks, True),
+                                 ("chunk_threads", self.chunk_threads, False)):
+            if not ((none_ok and v is None) or (isinstance(v, int) and not isinstance(v, bool)
+                                                 and v >= 1)):
+                raise ValueError(f"suite {self.name}: {name} must be an int >= 1"
+                                 f"{' or null' if none_ok else ''}, got {v!r}")
         st = self.stuck_time_s
         if st is not None and not (isinstance(st, (int, float)) and math.isfinite(st) and st > 0):
             raise ValueError(f"suite {self.name}: stuck_time_s must be a number > 0 or null, "
@@ -183,6 +197,15 @@ class SuiteSpec:
     @property
     def num_tasks(self) -> int:
         return len(self.families) * self.num_levels * self.worlds * self.pairs
+
+    def chunks(self) -> list[tuple[int, int, int]]:
+        """The fixed chunks of a run: ``(group, first task, end task)`` (tasks counted within
+        the group of :meth:`groups`), ``chunk_tasks`` tasks each, in group and task order."""
+        out = []
+        for gi, g in enumerate(self.groups()):
+            step = self.chunk_tasks or g.num_tasks
+            out += [(gi, a, min(a + step, g.num_tasks)) for a in range(0, g.num_tasks, step)]
+        return out
 
 
 def load_suite(name_or_path: str) -> SuiteSpec:

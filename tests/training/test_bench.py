@@ -170,3 +170,47 @@ def test_a_suite_on_the_physical_model_with_soil_and_the_stuck_end():
                            dynamics_params=RigidBodyParams(steering="ackermann"))
     with pytest.raises(ValueError, match="with skid steering, not 'ackermann'"):
         baseline("heuristic", env, 0)
+
+
+def test_a_chunked_suite_on_two_torchrun_ranks_writes_one_processs_json(tmp_path):
+    # the chunks (4 tasks each: 3 chunks of 12) and the threads per process are the suite's,
+    # so two ranks, each running every other chunk, step every task in the rows one process
+    # does; rank 0 gathers and writes byte-identical files
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    spec = tmp_path / "tiny.json"
+    d = {k: list(v) if isinstance(v, tuple) else v for k, v in TINY.__dict__.items()}
+    spec.write_text(json.dumps(d))
+    env = dict(os.environ, PYTHONPATH=str(root), OMP_NUM_THREADS="1")
+    common = ["-m", "train.bench", "--suite", str(spec), "--policy", "random", "heuristic",
+              "--chunk-tasks", "4", "--no-progress"]
+    one = subprocess.run([sys.executable] + common + ["--out", str(tmp_path / "one")],
+                         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert one.returncode == 0, one.stderr[-2000:]
+    torchrun = Path(sys.executable).parent / "torchrun"
+    two = subprocess.run([str(torchrun), "--standalone", "--nproc_per_node=2"] + common
+                         + ["--out", str(tmp_path / "two")],
+                         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert two.returncode == 0, two.stderr[-2000:]
+    a, b = ((tmp_path / x / "bench.json").read_bytes() for x in ("one", "two"))
+    assert a == b
+    res = json.loads(a)
+    assert res["heuristic"]["tasks"] == 12 and res["heuristic"]["suite"]["chunk_tasks"] == 4
+    assert two.stdout.count("wrote") == 1  # rank 0 alone writes
+    # a chunked run's threads are the suite's
+    assert bench.main(["--suite", str(spec), "--policy", "random", "--chunk-tasks", "4",
+                       "--threads", "2", "--out", str(tmp_path / "x")]) == 2
+
+
+def test_chunks_are_the_suites_and_checked_where_they_enter():
+    assert replace(TINY, chunk_tasks=5).chunks() == [(0, 0, 5), (0, 5, 10), (0, 10, 12)]
+    assert TINY.chunks() == [(0, 0, 12)]
+    with pytest.raises(ValueError, match="chunk_tasks must be an int >= 1 or null, got 0"):
+        replace(TINY, chunk_tasks=0)
+    # a chunked run in one process equals the whole group's run in its outcomes' count
+    a = run_suite(replace(TINY, chunk_tasks=5), "heuristic")
+    assert a["overall"]["episodes"] == 12
+    assert len(a["per_task"]["end_reason"]) == 12
