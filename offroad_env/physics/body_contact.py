@@ -28,7 +28,8 @@ class WheelContacts(NamedTuple):
     clamped at 0, ``touch`` on the ground (and the body upright), ``n`` and ``t`` the
     contact's normal and tangent in the wheel plane, ``d``, ``e`` the contact's offset along
     the wheel's forward direction and ``sqrt(r^2 - d^2)``, ``hub`` the hubs at that
-    compression, ``point`` the contact points [m], ``hole`` the disc's centre over a hole."""
+    compression, ``point`` the contact points [m], ``hole`` the disc's centre over a hole,
+    ``slope`` the ground's ``(dz/dx, dz/dy)`` at the contact (for :func:`contact_frame`)."""
 
     s: torch.Tensor
     compression: torch.Tensor
@@ -40,6 +41,7 @@ class WheelContacts(NamedTuple):
     hub: tuple
     point: tuple
     hole: torch.Tensor
+    slope: tuple
 
 
 def wheel_contacts(layout, c, R, f, l_, maps, map_index, r: float, half_w: float,
@@ -69,7 +71,7 @@ def wheel_contacts(layout, c, R, f, l_, maps, map_index, r: float, half_w: float
     n = tuple((e_s * zb[i] - d_s * fk[i]) / r for i in range(3))
     t = tuple((d_s * zb[i] + e_s * fk[i]) / r for i in range(3))
     if half_w > 0.0:
-        s_w, side = tyre_edges(s_w, H, zb, n, l_, r, half_w, maps, map_index)
+        s_w, side, gx2, gy2 = tyre_edges(s_w, H, zb, n, l_, r, half_w, maps, map_index)
     if z_rut is not None:
         s_w = s_w - z_rut  # the wheel stands on its rut's floor
     touch = (s_w > 0) & upright
@@ -78,19 +80,26 @@ def wheel_contacts(layout, c, R, f, l_, maps, map_index, r: float, half_w: float
     Cp = tuple(A[i] - r * n[i] for i in range(3))  # contact points
     if half_w > 0.0:
         Cp = tuple(Cp[i] + side * half_w * l_[i] for i in range(3))
+        # the ground's slope at the contact: the tread edges' (read there already), weighed
+        # by where across the tread the contact is
+        up = 0.5 * (1.0 + side)
+        slope = (gx2[1] + up * (gx2[0] - gx2[1]), gy2[1] + up * (gy2[0] - gy2[1]))
+    else:
+        slope = maps.height_slope(Cp[0], Cp[1], map_index)[1:]
     return WheelContacts(s_w, s_c, touch, n, t, d_s, e_s, A, Cp,
-                         torch.isnan(ground[:, ground.shape[1] // 2]))
+                         torch.isnan(ground[:, ground.shape[1] // 2]), slope)
 
 
 #: the largest tilt of a tyre's contact normal out of its wheel plane (:func:`contact_frame`)
 CAMBER_LIMIT = math.radians(15.0)
 
 
-def contact_frame(maps, map_index, point, n, l_, ratio_n):
+def contact_frame(slope, n, l_, ratio_n, keep=None):
     """The directions of a tyre's ground force: ``(normal, lateral, normal . z_b, lateral .
     z_b)``, each direction a 3-tuple of ``(K, N)`` (world), the dots ``(K, N)``.
 
-    The ground pushes along its own normal ``nu`` (at the contact ``point``), and a normal
+    The ground pushes along its own normal ``nu`` (of its ``slope`` ``(dz/dx, dz/dy)`` at the
+    contact, :attr:`WheelContacts.slope`), and a normal
     must be square to the rim's rolling direction ``t`` there, so it is ``nu`` projected on
     the plane of the disc's radius ``n`` and the axle ``l_``: ``n`` turned about ``t`` toward
     ``l_`` by the tread's camber against the ground, ``tan(gamma) = (nu . l) / (nu . n)``.
@@ -101,14 +110,18 @@ def contact_frame(maps, map_index, point, n, l_, ratio_n):
     ``tan(atan(mu) - phi)`` of its load (the rc_truck slid at 1.28 g on mu 1.5 instead of
     rolling at its tilt table's 1.36 g). ``gamma`` is held within :data:`CAMBER_LIMIT`: a
     body's roll is a few degrees, and a steeper one is the bilinear map's face at a step's
-    edge, which no tread lies on (a hole: 0). ``ratio_n = n . z_b`` (``l_ . z_b = 0``)."""
-    _, gx, gy = maps.height_slope(point[0], point[1], map_index)
+    edge, which no tread lies on (a hole: 0). ``ratio_n = n . z_b`` (``l_ . z_b = 0``).
+    ``keep`` ``(N,)`` bool: rows that keep the wheel-plane frame (``n``, ``l_``): the holding
+    brake's, whose solve is in the body's plane (its rest, :mod:`.rest`, is taken so)."""
+    gx, gy = slope
     inv = torch.rsqrt(1.0 + gx * gx + gy * gy)
     nu = (-gx * inv, -gy * inv, inv)
     a, b = vdot(nu, n), vdot(nu, l_)
     lim = math.tan(CAMBER_LIMIT)
     tg = (b / a.clamp_min(0.05)).clamp(-lim, lim)
     tg = torch.where(torch.isnan(tg), torch.zeros_like(tg), tg)
+    if keep is not None:
+        tg = torch.where(keep, torch.zeros_like(tg), tg)
     cg = torch.rsqrt(1.0 + tg * tg)
     normal = tuple((n[i] + tg * l_[i]) * cg for i in range(3))
     lateral = tuple((l_[i] - tg * n[i]) * cg for i in range(3))
@@ -157,8 +170,9 @@ EDGE_TILT = math.radians(2.0)  #: the tread's tilt over which a tyre's contact m
 
 
 def tyre_edges(s_w, H, zb, n, l_, r: float, half_w: float, maps, map_index):
-    """The tyre's width: ``(s, side)`` ``(K, N)``, the compression with the tyre's edges and the
-    contact's place across the tread (-1 .. 1, times ``half_w`` along the axle ``l``).
+    """The tyre's width: ``(s, side, gx, gy)``: ``(K, N)`` the compression with the tyre's
+    edges and the contact's place across the tread (-1 .. 1, times ``half_w`` along the axle
+    ``l``); ``(2, K, N)`` the ground's slope under the two edges (+l, -l).
 
     The tread is the line through the mid-plane's contact (at the compression ``s_w``, or at
     full extension) along the axle, ``half_w`` each side. The ground's height at its two
@@ -174,19 +188,18 @@ def tyre_edges(s_w, H, zb, n, l_, r: float, half_w: float, maps, map_index):
     s0 = s_w.clamp_min(0.0)
     zbz = zb[2].clamp_min(0.1)
     base = tuple(H[i] + s0 * zb[i] - r * n[i] for i in range(3))
-    # the two edges (+l, -l) in one lookup, (2, K, N). (height_slope, not height: a compiled
-    # step with height here corrupted the heap, torch 2.13's inductor on CPU; the slope is
-    # dropped unused)
+    # the two edges (+l, -l) in one lookup, (2, K, N)
     edge = tuple(torch.stack((base[i] + half_w * l_[i], base[i] - half_w * l_[i]))
                  for i in range(3))
-    g = maps.height_slope(edge[0], edge[1], map_index)[0] - edge[2]
+    g, gx, gy = maps.height_slope(edge[0], edge[1], map_index)
+    g = g - edge[2]
     gap = torch.where(torch.isnan(g), torch.full_like(g, -1e9), g)
     mid = (s_w - s0) * zbz  # the mid-plane's gap (0 on the ground; < 0 a wheel in the air)
     s = torch.maximum(s_w, s0 + torch.maximum(gap[0], gap[1]) / zbz)
     give = 2.0 * half_w * math.tan(EDGE_TILT)
     out = ((gap[0] - torch.maximum(gap[1], mid)) / give).clamp(0.0, 1.0)
     inn = ((gap[1] - torch.maximum(gap[0], mid)) / give).clamp(0.0, 1.0)
-    return s, out - inn
+    return s, out - inn, gx, gy
 
 
 def point_forces(off, nrm, pen, hit, scale, v, w_w, k_c: float, c_c: float, stick: float, mu,

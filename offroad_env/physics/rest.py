@@ -42,7 +42,7 @@ from typing import NamedTuple
 
 import torch
 
-from .body_contact import WheelContacts, contact_frame, wheel_contacts
+from .body_contact import WheelContacts, wheel_contacts
 from .drive import caster_mask
 from .rotations import quat_step, rotation_entries, vrot_inv
 from .soil import sinkage
@@ -140,8 +140,7 @@ def settle(vehicle, layout, c, q, maps, map_index, gravity: float, mu, soil=None
     settled = ((r1.abs() <= REST_TOL * m * gravity) & (r2.abs() <= REST_TOL * x_scale)
                & (r3.abs() <= REST_TOL * x_scale) & (wc.touch.sum(0) >= 3))
     G = tuple(F * zb[i] + fx * xb[i] + fy * yb[i] for i in range(3))
-    normal = contact_frame(maps, map_index, wc.point, wc.n, yb, wc.e / r)[0]
-    N = vdot_rows(G, normal).clamp_min(0.0)
+    N = vdot_rows(G, wc.n).clamp_min(0.0)
     mu_w = _holding_mu(soil, soft, b, r, z_rut, N, mu)
     if caster is not None:
         mu_w = torch.where(caster, torch.zeros_like(N), mu_w * torch.ones_like(N))

@@ -250,7 +250,7 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         s_c, touch, n, t, A, Cp = wc.compression, wc.touch, wc.n, wc.t, wc.hub, wc.point
         d_s, e_s = wc.d, wc.e
         ratio_n, ratio_t = e_s / r, d_s / r
-        nl, ll, n_z, l_z = contact_frame(maps, map_index, Cp, n, l_, ratio_n)
+        nl, ll, n_z, l_z = contact_frame(wc.slope, n, l_, ratio_n, brake)
         rho = tuple(Cp[i] - c[i] for i in range(3))
         wxr = vcross(w_w, rho)
         vC = tuple(v[i] + wxr[i] for i in range(3))
