@@ -357,6 +357,9 @@ def record(path: Path = FILE, cases: tuple = ()) -> None:
 
 
 if __name__ == "__main__":
-    import sys
-    args = sys.argv[1:]
-    record(cases=tuple(args[i + 1] for i, a in enumerate(args) if a == "--case"))
+    import argparse
+    ap = argparse.ArgumentParser(description="Record the golden envelope (every case, or the "
+                                 "cases named) into tests/golden/envelope.npz.")
+    ap.add_argument("--case", action="append", default=[], metavar="NAME",
+                    help=f"a case to re-record (repeatable); one of {list(CASES)}")
+    record(cases=tuple(ap.parse_args().case))
