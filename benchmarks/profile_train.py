@@ -4,6 +4,10 @@ forward passes in the rollout, GAE, the update's forward and backward passes, th
 host syncs) and the iteration's bookkeeping (episode window, log, checkpoint).
 
     python benchmarks/profile_train.py [--num-envs 256 4096] [--iterations 6] [--threads 1]
+        [--suite offroad-bench-v1] [--num-steps 16] [--compile]
+
+``--suite``: train on an OffroadBench suite's tasks (``train.ppo --suite``: the traverse env
+on the suite's training grid and model) instead of the default env.
 
 It runs :func:`train.ppo.train` itself, with timers wrapped around those calls (no change to the
 loop), and reports each share of the wall time over the iterations after the first (its
@@ -133,11 +137,14 @@ def main() -> None:
     p.add_argument("--num-steps", type=int, default=64)
     p.add_argument("--iterations", type=int, default=6)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--suite", default=None, help="an OffroadBench suite to train on")
     p.add_argument("--compile", action="store_true",
                    help="compile the env's step and the agent's passes (their forward passes "
                         "then count in 'the rest' of the rollout and the update)")
     a = p.parse_args()
     over = dict(compile_env=True, compile_policy=True) if a.compile else {}
+    if a.suite:
+        over["env"] = {"suite": a.suite}
     torch.set_num_threads(a.threads)
     for n in a.num_envs:
         r = profile(n, a.num_steps, a.iterations, a.threads, **over)
