@@ -127,6 +127,8 @@ def _run_group(spec: SuiteSpec, policy, device, progress: bool, label: str,
             obs, r, term, trunc, info = env.step(act(obs))
             view = base.state_view()
             live = out.add(r, view.roll, view.pitch, term | trunc, info["end_reason"])
+            if hasattr(act, "active"):  # a planner plans only the tasks still counted
+                act.active = out.active
             # the observed margin is this step's (the reset of a finished task comes later)
             min_margin = torch.where(live, torch.minimum(min_margin, obs[:, m0].double().cpu()),
                                      min_margin)

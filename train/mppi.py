@@ -18,6 +18,12 @@ For N environments at once, each control step:
    value suits every task), and its first action is taken; the plan shifts by one step for
    the next call (the last action repeated). A new episode starts from a zero plan.
 
+Rows that no longer matter (a suite's task whose counted episode has ended) can be left out:
+set ``planner.active`` to an ``(N,)`` bool mask (``train.bench`` does) and only those rows are
+planned, on a look-ahead of the active count rounded up to a multiple of ``ceil(N / 8)`` rows
+(at most 8 look-ahead sizes, so at most 8 second simulators); the others get a zero action.
+The noise is drawn for all N rows either way, so a row's samples do not depend on the others'.
+
 Why not ``pytorch_mppi`` or TorchRL's ``MPPIPlanner``: ``pytorch_mppi.MPPI`` plans one system
 (one state vector; its K samples are its only batch), so N environments would be N planners
 stepped one after another; TorchRL's planner needs a TorchRL ``EnvBase`` model env over
@@ -101,12 +107,27 @@ class MPPI:
         self.plan = torch.zeros(self.n, c.horizon, self.a, dtype=self.dtype, device=self.device)
         self.gen = torch.Generator(self.device).manual_seed(c.seed)
         self.disc = c.gamma ** torch.arange(c.horizon, dtype=self.dtype, device=self.device)
+        #: ``(N,)`` bool: the rows to plan (None: all); the others get a zero action
+        self.active: torch.Tensor | None = None
 
     def __call__(self, obs=None) -> torch.Tensor:
         c, N, K, H, A = self.cfg, self.n, self.cfg.samples, self.cfg.horizon, self.a
         fresh = self.face.state_view().steps == 0  # a new episode: a new plan
         self.plan = torch.where(fresh.view(N, 1, 1), torch.zeros_like(self.plan), self.plan)
         w = torch.randn(N, K, H, A, generator=self.gen, dtype=self.dtype, device=self.device)
+        snap = self.face.get_state()
+        rows, m = None, N
+        if self.active is not None:
+            act_rows = torch.nonzero(self.active.to(self.device)).flatten()
+            m = int(act_rows.numel())
+            if m == 0:
+                return torch.zeros(N, A, dtype=self.dtype, device=self.device)
+            if m < N:  # pad to a multiple of ceil(N / 8) with copies of the first active row
+                q = -(-N // 8)
+                size = min(N, -(-m // q) * q)
+                rows = torch.cat((act_rows, act_rows[:1].expand(size - m)))
+                snap, w = snap.select(rows), w[rows]
+        plan0 = self.plan if rows is None else self.plan[rows]
         eps = torch.empty_like(w)
         eps[:, :, 0] = w[:, :, 0]
         keep = math.sqrt(1.0 - c.smoothing ** 2)
@@ -114,17 +135,23 @@ class MPPI:
             eps[:, :, h] = c.smoothing * eps[:, :, h - 1] + keep * w[:, :, h]
         eps = eps * c.noise
         eps[:, 0] = 0.0  # sample 0: the plan itself
-        V = (self.plan.unsqueeze(1) + eps).clamp(-1.0, 1.0)  # (N, K, H, A)
-        snap = self.face.get_state().repeat(K)
-        ro = self.face.lookahead(snap, V.permute(2, 0, 1, 3).reshape(H, N * K, A))
-        ret = (ro.reward * self.disc.unsqueeze(1)).sum(0).view(N, K)
+        V = (plan0.unsqueeze(1) + eps).clamp(-1.0, 1.0)  # (M, K, H, A)
+        M = V.shape[0]
+        ro = self.face.lookahead(snap.repeat(K), V.permute(2, 0, 1, 3).reshape(H, M * K, A))
+        ret = (ro.reward * self.disc.unsqueeze(1)).sum(0).view(M, K)
         spread = ret.std(1, keepdim=True).clamp_min(1e-6)
         weights = torch.softmax((ret - ret.amax(1, keepdim=True)) / (c.temperature * spread), 1)
-        plan = (weights.view(N, K, 1, 1) * V).sum(1)
-        #: the last call's look-ahead (rows ``i K + j``) and sample weights ``(N, K)``, for plots
+        plan = (weights.view(M, K, 1, 1) * V).sum(1)
+        #: the last call's look-ahead (rows ``i K + j`` of the planned rows) and sample
+        #: weights ``(M, K)``, for plots
         self.last_rollout, self.last_weights = ro, weights
-        act = plan[:, 0].clone()
-        self.plan = torch.cat((plan[:, 1:], plan[:, -1:]), 1)
+        shifted = torch.cat((plan[:, 1:], plan[:, -1:]), 1)
+        if rows is None:
+            self.plan = shifted
+            return plan[:, 0].clone()
+        act = torch.zeros(N, A, dtype=self.dtype, device=self.device)
+        act[rows[:m]] = plan[:m, 0]
+        self.plan[rows[:m]] = shifted[:m]
         return act
 
 

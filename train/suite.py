@@ -71,6 +71,9 @@ class SuiteSpec:
             turn) steps every task in the same rows, and its JSON is a one-process run's.
         chunk_threads: torch threads per process of a chunked run (default 1), fixed by the
             suite for the same reason.
+        reference: the privileged reference's run (``{"policy", "privileged", "success_rate",
+            "note"}``; :mod:`train.reference`), whose per-task outcome each stored task keeps
+            as ``"reference": {"end_reason", "steps"}``; None where there is none.
     """
 
     name: str = "offroad-bench-v0"
@@ -100,6 +103,7 @@ class SuiteSpec:
     measured_with: str | None = field(default=None, compare=False)
     chunk_tasks: int | None = None
     chunk_threads: int = 1
+    reference: dict | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
         for name in ("num_levels", "worlds", "pairs"):
@@ -208,11 +212,15 @@ class SuiteSpec:
         return out
 
 
+def suite_path(name_or_path: str) -> Path:
+    """The JSON file of a suite given by name (``train/suites/<name>.json``) or as a path."""
+    p = Path(name_or_path)
+    return SUITES_DIR / f"{name_or_path}.json" if not p.suffix else p
+
+
 def load_suite(name_or_path: str) -> SuiteSpec:
     """A suite by name (``train/suites/<name>.json``) or from a JSON file."""
-    p = Path(name_or_path)
-    if not p.suffix:
-        p = SUITES_DIR / f"{name_or_path}.json"
+    p = suite_path(name_or_path)
     if not p.is_file():
         known = sorted(f.stem for f in SUITES_DIR.glob("*.json"))
         raise ValueError(f"unknown suite {name_or_path!r}; known: {known} (or a .json file)")

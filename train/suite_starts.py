@@ -29,7 +29,7 @@ import torch
 
 from offroad_env import OffroadVectorEnv
 
-from .suite import SUITES_DIR, SuiteSpec, load_suite, suite_config, suite_tasks
+from .suite import SuiteSpec, load_suite, suite_config, suite_path, suite_tasks
 
 __all__ = ["braked_check", "choose_tasks", "main"]
 
@@ -140,21 +140,23 @@ def choose_tasks(spec: SuiteSpec, candidates: int = 3, hold_steps: int = 200,
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--from", dest="src", default="offroad-bench-v1")
-    ap.add_argument("--to", dest="dst", default="offroad-bench-v2")
+    ap.add_argument("--from", dest="src", default="offroad-bench-v1",
+                    help="the suite to draw from: a name or a JSON file")
+    ap.add_argument("--to", dest="dst", default="offroad-bench-v2",
+                    help="the new suite: a name (written to train/suites/) or a JSON file")
     ap.add_argument("--candidates", type=int, default=3)
     ap.add_argument("--hold-steps", type=int, default=200)
     args = ap.parse_args(argv)
     src = load_suite(args.src)
     tasks, counts = choose_tasks(src, args.candidates, args.hold_steps)
-    raw = json.loads((SUITES_DIR / f"{args.src}.json").read_text())
-    raw.update(name=args.dst, version=src.version + 1, tasks=tasks,
+    raw = json.loads(suite_path(args.src).read_text())
+    out = suite_path(args.dst)
+    raw.update(name=out.stem, version=src.version + 1, tasks=tasks,
                measured_with=package_version("offroad-env"))
     raw["description"] = (raw["description"] + f" Version {src.version + 1}: the same maps and "
                           "draws, each start checked on the physical model (it rests braked "
                           f"for {args.hold_steps} steps: no end, under 1 cm of creep; "
                           "train.suite_starts), the tasks stored.")
-    out = SUITES_DIR / f"{args.dst}.json"
     out.write_text(json.dumps(raw, indent=1) + "\n")
     print(json.dumps(counts, indent=1))
     print(f"wrote {out} ({len(tasks)} tasks)")

@@ -61,3 +61,25 @@ def test_mppi_options_are_parsed_and_checked():
     env.reset(seed=0)
     act = baseline("mppi:K=4,H=3", env, 0)
     assert act.cfg.samples == 4 and act.cfg.horizon == 3 and act.privileged
+
+
+def test_mppi_plans_only_the_active_rows_and_their_actions_do_not_change():
+    # rows 1 and 3 active: their samples are the same draws as with every row planned (the
+    # noise is drawn for all N rows), so their actions agree with the full plan's (to rounding:
+    # the look-ahead batch is smaller, float32: 3e-8 seen); the others get zero actions, and the look-ahead used
+    # has the active count rounded up to a multiple of ceil(N / 8) rows (here 2 of 4)
+    full, part = _env(), _env()
+    o1, _ = full.reset(seed=0)
+    o2, _ = part.reset(seed=0)
+    a_full = mppi_policy(full, samples=8, horizon=5)
+    a_part = mppi_policy(part, samples=8, horizon=5)
+    a_part.active = torch.tensor([False, True, False, True])
+    for _ in range(3):
+        u_full, u_part = a_full(o1), a_part(o2)
+        torch.testing.assert_close(u_part[[1, 3]], u_full[[1, 3]], rtol=0, atol=1e-5)
+        assert bool((u_part[[0, 2]] == 0).all())
+        o1, *_ = full.step(u_full)
+        o2, *_ = part.step(u_full)  # the same live trajectory, so the plans stay comparable
+    assert set(part.unwrapped._lookaheads) == {2 * 8}
+    a_part.active = torch.zeros(4, dtype=torch.bool)
+    assert bool((a_part(o2) == 0).all())

@@ -1,0 +1,57 @@
+"""OffroadBench's reference report (train.reference): the paired test and the tables."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from train.reference import load_results, mcnemar, report, report_markdown
+
+
+def test_mcnemar_is_the_exact_two_sided_binomial_of_the_discordant_tasks():
+    a = np.array([1, 0, 0, 0, 0, 0, 1, 1], bool)  # a only: task 0; b only: tasks 1-5
+    b = np.array([0, 1, 1, 1, 1, 1, 1, 0], bool)  # task 7: a only too -> 2 vs 5
+    t = mcnemar(a, b)
+    assert (t["a_only"], t["b_only"]) == (2, 5)
+    # P(X <= 2 | n 7, 1/2) = (1 + 7 + 21) / 128; two-sided: twice that
+    assert math.isclose(t["p"], 2 * 29 / 128)
+    assert mcnemar(a, a) == {"a_only": 0, "b_only": 0, "p": 1.0}
+    assert mcnemar(np.ones(12, bool), np.zeros(12, bool))["p"] == pytest.approx(2 / 4096)
+    with pytest.raises(ValueError, match="one shape"):
+        mcnemar(a, b[:3])
+
+
+def _result(reasons, fams=("a", "b"), name="s"):
+    per = len(reasons) // len(fams)
+    return {"suite": {"name": name, "version": 1, "chunk_tasks": None},
+            "by_family": {f: {"all": {"episodes": per}, "0": {"episodes": per}} for f in fams},
+            "per_task": {"end_reason": list(reasons), "steps": [10] * len(reasons)}}
+
+
+def test_report_pairs_the_policies_task_by_task(tmp_path):
+    G, S = "goal_reached", "stuck"
+    res = {"heuristic": _result([G, G, S, S, G, S, S, S]),
+           "careful": _result([G, S, G, S, S, S, S, S]),
+           "mppi": _result([G, G, G, G, G, S, G, S])}
+    rep = report(res, "mppi")
+    # union of the heuristics: tasks 0, 1, 2, 4 = 4 of 8; the planner 6 of 8
+    assert rep["heuristics_union"]["success"] == 0.5 and rep["heuristics_union"]["reference"] == 0.75
+    assert rep["coverage"] == {"finished_by_another": 4, "of_those_reference": 4, "fraction": 1.0}
+    # straight line 3/8, planner 6/8: careful (2/8) closes -1/3 of the gap
+    assert rep["gap_closed"]["careful"] == pytest.approx(-1 / 3)
+    assert [t["task"] for t in rep["open"]] == [5, 7]
+    assert [t["task"] for t in rep["reference_only"]] == [3, 6]
+    assert rep["families"]["a"]["success"]["mppi"] == 1.0
+    assert not any(t["reference_below"] for c in rep["families"].values()
+                   for t in c["mcnemar"].values())
+    md = report_markdown(rep)
+    assert "privileged" in md and "b L0: 2" in md
+    # files of two suites are refused, naming the field
+    p1, p2 = tmp_path / "1.json", tmp_path / "2.json"
+    p1.write_text(json.dumps({"mppi": res["mppi"]}))
+    p2.write_text(json.dumps({"heuristic": _result([G] * 8, name="other")}))
+    with pytest.raises(ValueError, match="name"):
+        load_results([p1, p2])
+    with pytest.raises(ValueError, match="no results for the reference"):
+        report(res, "cem")
