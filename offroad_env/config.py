@@ -22,7 +22,8 @@ from .physics.ground import METHODS as GROUND_METHODS
 from .physics.models import MODELS, model_class
 from .physics.models.ground_following import GroundFollowing
 from .observations import TERM_NAMES as OBS_TERMS
-from .tasks import RewardWeights
+from .tasks import REASONS, RewardWeights
+from .terms import user_terms
 from .physics.vehicle import preset
 
 __all__ = ["SimConfig", "TaskConfig", "ImuConfig", "HeightScanConfig", "make_config", "TASKS",
@@ -211,6 +212,9 @@ class SimConfig:
             the rewards add up, and an environment that terminates stops there (its state is
             frozen for the rest of the control step). The time limit counts control steps;
             the IMU reads the last physics step.
+        rewards, terminations, observations, events: your own terms, ``{name:
+            RewardTerm | TerminationTerm | ObservationTerm | EventTerm}``, beside the built-in
+            ones (:mod:`offroad_env.terms`; a name may not be a built-in one).
     """
 
     vehicle: str = "husky"
@@ -238,6 +242,10 @@ class SimConfig:
     nan_action: str = "raise"
     gravity: float = GRAVITY
     action_repeat: int = 1
+    rewards: dict = field(default_factory=dict)
+    terminations: dict = field(default_factory=dict)
+    observations: dict = field(default_factory=dict)
+    events: dict = field(default_factory=dict)
 
     def __post_init__(self):
         vehicle = preset(self.vehicle)  # raises on an unknown name
@@ -279,6 +287,10 @@ class SimConfig:
             raise ValueError("obs_terms is empty (and no height_scan): give at least one of "
                              f"{OBS_TERMS}")
         check_obs_terms(self.obs_terms)
+        for kind, builtin in (("rewards", tuple(RewardWeights.__dataclass_fields__)),
+                              ("terminations", tuple(REASONS.values())),
+                              ("observations", OBS_TERMS), ("events", ())):
+            object.__setattr__(self, kind, user_terms(kind, getattr(self, kind), builtin))
         if self.nan_action not in ("raise", "zero"):
             raise ValueError(f"nan_action must be 'raise' or 'zero', got {self.nan_action!r}")
 

@@ -22,7 +22,7 @@ from gymnasium import spaces
 
 from .config import SimConfig
 from .seams import SimulatorEnvBase, episode_ends
-from .tasks import EndReason
+from .tasks import end_code
 
 __all__ = ["OffroadEnv"]
 
@@ -61,13 +61,14 @@ class OffroadEnv(SimulatorEnvBase, gym.Env):
         obs, reward, ended, info = self.sim.step(raw.reshape(1, -1))
         keys = self._reward_keys
         terminated, truncated, reason = episode_ends(self.sim.state.steps, ended,
-                                                     info["end_reason"], self.max_episode_steps)
+                                                     info["end_reason"], self.max_episode_steps,
+                                                     self.sim.task.time_out_codes)
         # two host transfers for all the scalars ((1,) tensors each; cat promotes the flags)
         head = torch.cat((terminated, truncated, reason, info["bad_action"])).tolist()
         vals = torch.cat([reward] + [info[k] for k in keys]).tolist()
         term, truncated = bool(head[0]), bool(head[1])
         out = dict(zip(keys, vals[1:]))
-        out["end_reason"] = EndReason(head[2])
+        out["end_reason"] = end_code(head[2], self.sim.task.end_labels)
         out["bad_action"] = bool(head[3])
         if self._renderer is not None:
             self._renderer.record(0)

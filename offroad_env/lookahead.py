@@ -90,7 +90,7 @@ class Lookahead:
         for h in range(H):
             obs, reward, ended, info = sim.step(actions[h].to(sim.dtype))
             t, tr, reason = episode_ends(sim.state.steps, ended, info["end_reason"],
-                                         self.max_episode_steps)
+                                         self.max_episode_steps, sim.task.time_out_codes)
             xy = to_world(sim.origin, torch.stack((sim.state.x, sim.state.y), 1))
             if last is not None:
                 obs = torch.where(done.unsqueeze(1), last, obs)

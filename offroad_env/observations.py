@@ -1,5 +1,6 @@
-"""The observation terms: one registry of name -> (size and bounds, compute). A new term is one
-entry of :data:`TERMS`; ``SimConfig.obs_terms`` picks and orders them.
+"""The observation terms: one registry of name -> (size and bounds, compute);
+``SimConfig.obs_terms`` picks and orders them, and ``SimConfig.observations`` adds your own
+after them (:class:`offroad_env.terms.ObservationTerm`, the same ``spec``/``compute`` pair).
 
 ==============  ===  ==========================================  ===================
 term            dim  meaning (frame, unit)                       bounds
@@ -47,6 +48,7 @@ import torch
 
 from .sensors import height_scan
 from .state import wheel_ruts
+from .terms import check_term_output
 
 __all__ = ["ObsTerm", "TERMS", "TERM_NAMES", "Observer"]
 
@@ -228,8 +230,9 @@ class Observer:
     def __init__(self, cfg, vehicle, maps, action_dim: int, dtype, device):
         self.cfg = cfg
         self.terms = []
-        for name in cfg.terms:
-            d, lo, hi = TERMS[name].spec(cfg, vehicle, maps, action_dim)
+        chosen = [(name, TERMS[name]) for name in cfg.terms] + list(cfg.observations.items())
+        for name, term in chosen:
+            d, lo, hi = term.spec(cfg, vehicle, maps, action_dim)
             lo = np.broadcast_to(np.asarray(lo, dtype=np.float32), (d,)).copy()
             hi = np.broadcast_to(np.asarray(hi, dtype=np.float32), (d,)).copy()
             self.terms.append((name, d, lo, hi))
@@ -237,8 +240,12 @@ class Observer:
         self._bounds_t = [(torch.as_tensor(lo, dtype=dtype, device=device),
                            torch.as_tensor(hi, dtype=dtype, device=device))
                           for _, _, lo, hi in self.terms]
-        self._compute = [TERMS[name].compute for name, _, _, _ in self.terms]
-        self.dtype = dtype
+        self._compute = [term.compute for _, term in chosen]
+        #: per term: clipped to its bounds (the config's own terms may say not), and checked
+        #: (the config's own terms: shape, dtype, finite values, eagerly)
+        self._clip = [getattr(term, "clip", True) for _, term in chosen]
+        self._user = [name in cfg.observations for name, _ in chosen]
+        self.dtype, self.device = dtype, device
 
     @property
     def layout(self) -> list[tuple[str, int, int]]:
@@ -257,7 +264,12 @@ class Observer:
     def __call__(self, state, maps) -> torch.Tensor:
         """``(N, D)`` observations of ``state`` on ``maps``, clipped to the bounds."""
         parts = []
-        for compute, (lo_t, hi_t) in zip(self._compute, self._bounds_t):
+        for compute, (lo_t, hi_t), clip, user, (name, d, _, _) in zip(
+                self._compute, self._bounds_t, self._clip, self._user, self.terms):
             t = compute(state, maps, self.cfg)
-            parts.append(torch.maximum(torch.minimum(t.to(self.dtype), hi_t), lo_t))
+            if user:
+                check_term_output("observation", name, t, state.x.shape[0], self.device, (d,),
+                                  dtype=self.dtype)
+            parts.append(torch.maximum(torch.minimum(t.to(self.dtype), hi_t), lo_t) if clip
+                         else t.to(self.dtype))
         return torch.cat(parts, 1)

@@ -62,12 +62,17 @@ def autoreset_mode(env) -> AutoresetMode:
 
 
 def episode_ends(steps: torch.Tensor, ended: torch.Tensor, reason: torch.Tensor,
-                 max_episode_steps: int | None) -> tuple[torch.Tensor, ...]:
+                 max_episode_steps: int | None, time_outs: tuple[int, ...] = (
+                     int(EndReason.STUCK),)) -> tuple[torch.Tensor, ...]:
     """``(terminated, truncated, reason)`` after a step whose simulator ended the rows
     ``ended`` with ``reason``: a stuck episode (:attr:`EndReason.STUCK`) is truncated, not
-    terminated; so is one that reached ``max_episode_steps`` (never with None), whose reason is
-    :attr:`EndReason.TIME_LIMIT` where nothing else ended it."""
-    stuck = reason == int(EndReason.STUCK)
+    terminated, as is one that a user termination with ``time_out`` ended (``time_outs``: the
+    truncating codes, ``Task.time_out_codes``); so is one that reached ``max_episode_steps``
+    (never with None), whose reason is :attr:`EndReason.TIME_LIMIT` where nothing else ended
+    it."""
+    stuck = reason == time_outs[0]
+    for code in time_outs[1:]:
+        stuck = stuck | (reason == code)
     terminated = ended & ~stuck
     if max_episode_steps is None:
         return terminated, ended & stuck, reason
@@ -139,8 +144,15 @@ class SimulatorSeams:
 
     @property
     def reward_terms(self) -> tuple[str, ...]:
-        """The reward term names, in the order of ``info["reward/<term>"]``."""
-        return tuple(REWARD_TERMS)
+        """The reward term names, in the order of ``info["reward/<term>"]``: the built-in
+        ones, then the config's own (``SimConfig.rewards``)."""
+        return tuple(REWARD_TERMS) + tuple(self.sim.cfg.rewards)
+
+    @property
+    def end_labels(self) -> dict[int, str]:
+        """``{code: label}`` of ``info["end_reason"]``: :class:`~offroad_env.tasks.EndReason`
+        and the config's termination terms (``SimConfig.terminations``)."""
+        return dict(self.sim.task.end_labels)
 
     _view_contact = None  # (the state's placement, it with loads): computed once per step
 

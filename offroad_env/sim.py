@@ -26,6 +26,7 @@ from .actions import ActionCheck
 from .config import SimConfig
 from .devices import check_device
 from .devices import compile as compile_fn
+from .terms import EVENT_MODES, run_events
 from .frames import build_maps, local_origin, localize, to_local
 from .observations import Observer
 from .params import nominal_params, update_params
@@ -99,6 +100,8 @@ class Simulator:
         self.params: dict | None = None
         self._veh = self.vehicle  # the vehicle the physics uses (a VehicleBatch with params)
         self._reset_hooks: list[Callable] = []
+        self._events = {m: {k: e for k, e in cfg.events.items() if e.mode == m}
+                        for m in EVENT_MODES}  # the config's event terms by mode
         #: the step after action checks; ``torch.compile``d with ``compile=True`` (the eager
         #: and compiled steps are tested to agree)
         self.compiled = bool(compile)
@@ -209,6 +212,8 @@ class Simulator:
         """
         for hook in self._reset_hooks:
             hook(mask)
+        if self._events["reset"]:
+            run_events(self, self._events["reset"], mask)
         start = None
         if start_pose is not None:
             start = check_rows("start_pose", start_pose, self.n, 3, self.device)
@@ -307,6 +312,8 @@ class Simulator:
 
     def step_checked(self, a: torch.Tensor, bad: torch.Tensor):
         """:meth:`step` for a checked action ``a`` and its bad-row mask ``bad``."""
+        if self._events["interval"]:  # eagerly, on the rows whose next step is a k-th one
+            run_events(self, self._events["interval"], None)
         k = self.cfg.action_repeat
         if k == 1:
             return self._advance_fn(a, bad)

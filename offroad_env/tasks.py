@@ -19,10 +19,12 @@ import torch
 from .physics.models import Field
 from .physics.stability import (body_acceleration, contact_margin, edge_table,
                                 filter_acceleration, static_tip_limits)
+from .terms import FIRST_USER_CODE, check_term_output
 from .rewards import (REWARD_TERMS, STABILITY_REF, RewardWeights, StepContext, reward_terms,
                       weighted_reward)
 
-__all__ = ["Task", "TIP_RULES", "EndReason", "REASONS", "end_reason", "tipped_over",
+__all__ = ["Task", "TIP_RULES", "EndReason", "REASONS", "UserEnd", "end_labels", "end_code",
+           "end_reason", "tipped_over",
            "static_tip_limits", "RewardWeights", "REWARD_TERMS", "reward_terms",
            "weighted_reward", "STABILITY_REF", "StepContext", "TASK_FIELDS"]
 
@@ -53,6 +55,35 @@ class EndReason(enum.IntEnum):
 
 #: ``{code: label}`` of every :class:`EndReason`
 REASONS = {int(r): r.label for r in EndReason}
+
+
+class UserEnd(int):
+    """The end-reason code of a user termination term (:mod:`offroad_env.terms`), an ``int``
+    with its :attr:`label` (the term's name), as the single env reports it."""
+
+    def __new__(cls, code: int, label: str):
+        obj = super().__new__(cls, code)
+        obj.label = label
+        return obj
+
+    def __repr__(self):
+        return f"UserEnd({int(self)}, {self.label!r})"
+
+
+def end_labels(cfg) -> dict[int, str]:
+    """``{code: label}`` of a config's end reasons: the built-in :class:`EndReason` codes, then
+    its termination terms' (``SimConfig.terminations``) from ``FIRST_USER_CODE`` on, in order."""
+    out = dict(REASONS)
+    for i, name in enumerate(getattr(cfg, "terminations", {})):
+        out[FIRST_USER_CODE + i] = name
+    return out
+
+
+def end_code(code: int, labels: dict[int, str]):
+    """The code as the single env reports it: an :class:`EndReason` member, or a
+    :class:`UserEnd` of a user termination."""
+    code = int(code)
+    return EndReason(code) if code in REASONS else UserEnd(code, labels[code])
 
 
 def tipped_over(roll, pitch, roll_limit, pitch_limit, lost=None) -> torch.Tensor:
@@ -122,6 +153,12 @@ class Task:
                             else max(1, int(round(t.stuck_time / cfg.dt))))
         self._edges = edge_table(vehicle, device)
         self.set_vehicle(vehicle)
+        #: the config's own reward and termination terms (:mod:`offroad_env.terms`), the end
+        #: codes of its terminations and which of them truncate
+        self.user_rewards, self.user_ends = cfg.rewards, cfg.terminations
+        self.end_labels = end_labels(cfg)
+        self.time_out_codes = (int(EndReason.STUCK),) + tuple(
+            FIRST_USER_CODE + i for i, t in enumerate(cfg.terminations.values()) if t.time_out)
 
     def set_vehicle(self, vehicle) -> None:
         """Judge ``vehicle`` from now on (a preset, or per-environment mass properties)."""
@@ -218,5 +255,24 @@ class Task:
                           nav=self.nav, dt=cfg.dt)
         terms = reward_terms(ctx)
         reward = weighted_reward(terms, self.config.weights)
+        if self.user_rewards or self.user_ends:
+            reward, reason = self._user_terms(ctx, terms, reward, reason)
         st.prev_distance = dist
         return terms, reward, reason
+
+    def _user_terms(self, ctx, terms, reward, reason):
+        """Add the config's reward terms (in ``terms`` and, weighted, to ``reward``) and its
+        terminations (their codes where no built-in end holds, the first declared winning)."""
+        n, dev, dtype = reward.shape[0], reward.device, reward.dtype
+        for name, t in self.user_rewards.items():
+            v = t.fn(ctx, **t.params)
+            check_term_output("reward", name, v, n, dev, dtype=dtype)
+            terms[name] = v
+            if t.weight:
+                reward = reward + t.weight * v
+        for i, (name, t) in enumerate(self.user_ends.items()):
+            hit = t.fn(ctx, **t.params)
+            check_term_output("termination", name, hit, n, dev, boolean=True)
+            reason = torch.where(hit & (reason == 0),
+                                 torch.full_like(reason, FIRST_USER_CODE + i), reason)
+        return reward, reason

@@ -133,7 +133,8 @@ class OffroadVectorEnv(SimulatorEnvBase, VectorEnv):
         pending = self._done if mode == AutoresetMode.NEXT_STEP else None
         obs, reward, ended, info = self.sim.step(actions)
         terminated, truncated, reason = episode_ends(self.sim.state.steps, ended,
-                                                     info["end_reason"], self.max_episode_steps)
+                                                     info["end_reason"], self.max_episode_steps,
+                                                     self.sim.task.time_out_codes)
         # rows that finished last step (next-step autoreset) keep that episode's reason for
         # the reset below
         self._end_reasons = reason if pending is None else torch.where(pending,

@@ -42,7 +42,7 @@ import torch
 
 import terrain as terrain_pkg
 from offroad_env.devices import configure_threads
-from offroad_env.tasks import EndReason
+from offroad_env.tasks import REASONS, EndReason
 
 from .distributed import Dist
 from .logs import Progress, notice_missing_extras
@@ -68,17 +68,19 @@ def wilson(k: int, n: int) -> list[float]:
     return [round(c - h, 6), round(c + h, 6)]
 
 
-def _cell(sel: np.ndarray, per: dict, dt: float) -> dict:
+def _cell(sel: np.ndarray, per: dict, dt: float, extra: tuple[str, ...] = ()) -> dict:
+    """The metrics of the tasks ``sel``; ``extra``: the config's own end labels (its
+    termination terms), counted as the built-in ones are."""
     n = int(sel.sum())
-    reason = per["reason"][sel]
-    ok = reason == int(EndReason.GOAL_REACHED)
+    label = per["label"][sel]
+    ok = label == EndReason.GOAL_REACHED.label
     out = {"episodes": n}
-    for label, code in (("success", EndReason.GOAL_REACHED), ("tip_over", EndReason.TIP_OVER),
-                        ("hole", EndReason.HOLE), ("off_map", EndReason.OFF_MAP),
-                        ("time_limit", EndReason.TIME_LIMIT), ("stuck", EndReason.STUCK)):
-        k = int((reason == int(code)).sum())
-        out[f"{label}_rate"] = k / n
-        out[f"{label}_ci95"] = wilson(k, n)
+    for name, want in (("success", "goal_reached"), ("tip_over", "tip_over"), ("hole", "hole"),
+                       ("off_map", "off_map"), ("time_limit", "time_limit"),
+                       ("stuck", "stuck")) + tuple((e, e) for e in extra):
+        k = int((label == want).sum())
+        out[f"{name}_rate"] = k / n
+        out[f"{name}_ci95"] = wilson(k, n)
     out["time_to_goal_s"] = float(per["length"][sel][ok].mean() * dt) if ok.any() else None
     for key in ("roll", "pitch"):
         out[f"mean_abs_{key}_deg"] = float(per[f"mean_{key}"][sel].mean())
@@ -144,7 +146,9 @@ def _run_group(spec: SuiteSpec, policy, device, progress: bool, label: str,
     env.close()
     out.finish()  # tasks that ran out of steps
     length = out.length
+    labels = base.end_labels
     per = {"reason": out.reason.numpy(), "length": length.numpy(),
+           "label": np.asarray([labels[int(c)] for c in out.reason.tolist()]),
            "mean_roll": np.degrees((out.roll_sum / length.clamp_min(1)).numpy()),
            "mean_pitch": np.degrees((out.pitch_sum / length.clamp_min(1)).numpy()),
            "max_roll": np.degrees(out.roll_max.numpy()),
@@ -202,11 +206,12 @@ def run_suite(spec: SuiteSpec, policy, device="cpu", progress: bool = False,
         spec.families[0]][1]}
     T = spec.num_tasks
     fam, lev = tasks["family"], tasks["level"]
+    extra = tuple(sorted(set(per["label"].tolist()) - set(REASONS.values())))
     table = {}
     for fi, name in enumerate(spec.families):
-        table[name] = {"all": _cell(fam == fi, per, dt)}
+        table[name] = {"all": _cell(fam == fi, per, dt, extra)}
         for level in range(spec.num_levels):
-            table[name][str(level)] = _cell((fam == fi) & (lev == level), per, dt)
+            table[name][str(level)] = _cell((fam == fi) & (lev == level), per, dt, extra)
     level_specs = {}
     for sub in groups:
         for name in sub.families:
@@ -214,9 +219,9 @@ def run_suite(spec: SuiteSpec, policy, device="cpu", progress: bool = False,
             level_specs[name] = [terrain_pkg.level_spec(fc, lv) for lv in range(spec.num_levels)]
     return {
         "suite": asdict(spec), "policy": policy if isinstance(policy, str) else "function",
-        "tasks": T, "overall": _cell(np.ones(T, dtype=bool), per, dt), "by_family": table,
+        "tasks": T, "overall": _cell(np.ones(T, dtype=bool), per, dt, extra), "by_family": table,
         "level_specs": {name: level_specs[name] for name in spec.families},
-        "per_task": {"end_reason": [EndReason(int(c)).label for c in per["reason"]],
+        "per_task": {"end_reason": per["label"].tolist(),
                      "steps": per["length"].tolist(),
                      "max_abs_roll_deg": per["max_roll"].round(4).tolist(),
                      "max_abs_pitch_deg": per["max_pitch"].round(4).tolist(),

@@ -86,7 +86,7 @@ def evaluate(policy, env_id: str, episodes: int = 256, seed: int = 10_000,
                 break
             bar.set_postfix(running=int(out.active.sum()))
     bar.close()
-    dt = base.config.dt
+    dt, labels = base.config.dt, base.end_labels  # the config's own terminations too
     env.close()
     out.finish()  # episodes that ran out of steps
     reason, length, ret = out.reason, out.length, out.ret
@@ -96,15 +96,15 @@ def evaluate(policy, env_id: str, episodes: int = 256, seed: int = 10_000,
         "env_id": env_id, "episodes": M, "seed": seed, "terrain_seed": terrain_seed,
         "success_rate": float(success.sum()) / n,
         "tip_over_rate": float((reason == EndReason.TIP_OVER).sum()) / n,
-        "end_reasons": {r.label: int((reason == r).sum()) for r in EndReason
-                        if r != EndReason.NONE},
+        "end_reasons": {label: int((reason == code).sum()) for code, label in labels.items()
+                        if code != EndReason.NONE},
         "time_to_goal_s": float(length[success].double().mean() * dt) if success.any() else None,
         "return_mean": float(ret.mean()),
         "mean_abs_roll_deg": float(out.mean_abs_deg("roll").mean()),
         "max_abs_roll_deg": float(out.max_abs_deg("roll").max()),
         "mean_abs_pitch_deg": float(out.mean_abs_deg("pitch").mean()),
         "max_abs_pitch_deg": float(out.max_abs_deg("pitch").max()),
-        "per_episode": {"end_reason": [EndReason(c).label for c in reason.tolist()],
+        "per_episode": {"end_reason": [labels[c] for c in reason.tolist()],
                         "length": length.tolist(), "return": ret.tolist(),
                         "max_abs_roll_deg": out.max_abs_deg("roll").tolist(),
                         "max_abs_pitch_deg": out.max_abs_deg("pitch").tolist()},

@@ -18,6 +18,12 @@ For N environments at once, each control step:
    value suits every task), and its first action is taken; the plan shifts by one step for
    the next call (the last action repeated). A new episode starts from a zero plan.
 
+``replan`` k > 1 plans every k-th call and plays the plan's next actions in between (k times
+cheaper; the noise is drawn only on planning calls). ``guide`` (a baseline's name, default none) adds an ancillary controller's suggestion: sample 1
+of each row holds that policy's current action over the whole horizon (no noise), and a new
+episode's plan starts from it instead of zeros. The planner then chooses between the guide's
+line and its own samples by their simulated returns; the guide only proposes.
+
 Rows that no longer matter (a suite's task whose counted episode has ended) can be left out:
 set ``planner.active`` to an ``(N,)`` bool mask (``train.bench`` does) and only those rows are
 planned, on a look-ahead of the active count rounded up to a multiple of ``ceil(N / 8)`` rows
@@ -57,12 +63,21 @@ class MPPIConfig:
     smoothing: float = 0.6
     gamma: float = 0.99
     seed: int = 0
+    guide: str = ""
+    replan: int = 1
 
     def __post_init__(self):
-        for name in ("samples", "horizon"):
+        for name in ("samples", "horizon", "replan"):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"MPPI {name} must be an int >= 1, got {v!r}")
+        if self.replan > self.horizon:
+            raise ValueError(f"MPPI replan ({self.replan}) must not exceed the horizon "
+                             f"({self.horizon})")
+        if not isinstance(self.guide, str):
+            raise ValueError(f"MPPI guide must be a baseline's name, got {self.guide!r}")
+        if self.guide and self.samples < 2:
+            raise ValueError("MPPI with a guide needs samples >= 2 (sample 1 is the guide's)")
         for name, lo, hi in (("temperature", 0.0, math.inf), ("noise", 0.0, math.inf),
                              ("smoothing", 0.0, 1.0), ("gamma", 0.0, 1.0 + 1e-12)):
             v = getattr(self, name)
@@ -97,7 +112,7 @@ class MPPI:
 
     privileged = True
 
-    def __init__(self, env, config: MPPIConfig = MPPIConfig()):
+    def __init__(self, env, config: MPPIConfig = MPPIConfig(), guide=None):
         self.env = env
         self.face = env.unwrapped
         self.cfg = c = config
@@ -107,13 +122,33 @@ class MPPI:
         self.plan = torch.zeros(self.n, c.horizon, self.a, dtype=self.dtype, device=self.device)
         self.gen = torch.Generator(self.device).manual_seed(c.seed)
         self.disc = c.gamma ** torch.arange(c.horizon, dtype=self.dtype, device=self.device)
+        if bool(c.guide) != (guide is not None):
+            raise ValueError(f"MPPI config guide {c.guide!r} needs its policy given as guide "
+                             "(train.policies.baseline builds both)" if c.guide else
+                             "a guide policy was given but the config names none")
+        #: the guide's policy ``act(obs) -> (N, A)`` (None: no guide)
+        self.guide = guide
         #: ``(N,)`` bool: the rows to plan (None: all); the others get a zero action
         self.active: torch.Tensor | None = None
+        self._calls = 0
 
     def __call__(self, obs=None) -> torch.Tensor:
         c, N, K, H, A = self.cfg, self.n, self.cfg.samples, self.cfg.horizon, self.a
         fresh = self.face.state_view().steps == 0  # a new episode: a new plan
-        self.plan = torch.where(fresh.view(N, 1, 1), torch.zeros_like(self.plan), self.plan)
+        g = None
+        if self.guide is not None:
+            g = self.guide(obs).to(self.dtype).clamp(-1.0, 1.0)  # (N, A)
+            first = g.unsqueeze(1).expand(N, H, A)
+        else:
+            first = torch.zeros_like(self.plan)
+        self.plan = torch.where(fresh.view(N, 1, 1), first, self.plan)
+        self._calls += 1
+        if (self._calls - 1) % c.replan:  # between plans: play the plan
+            act = self.plan[:, 0].clone()
+            self.plan = torch.cat((self.plan[:, 1:], self.plan[:, -1:]), 1)
+            if self.active is not None:
+                act = torch.where(self.active.to(self.device).view(N, 1), act, 0.0)
+            return act
         w = torch.randn(N, K, H, A, generator=self.gen, dtype=self.dtype, device=self.device)
         snap = self.face.get_state()
         rows, m = None, N
@@ -127,6 +162,7 @@ class MPPI:
                 size = min(N, -(-m // q) * q)
                 rows = torch.cat((act_rows, act_rows[:1].expand(size - m)))
                 snap, w = snap.select(rows), w[rows]
+                g = None if g is None else g[rows]
         plan0 = self.plan if rows is None else self.plan[rows]
         eps = torch.empty_like(w)
         eps[:, :, 0] = w[:, :, 0]
@@ -136,6 +172,8 @@ class MPPI:
         eps = eps * c.noise
         eps[:, 0] = 0.0  # sample 0: the plan itself
         V = (plan0.unsqueeze(1) + eps).clamp(-1.0, 1.0)  # (M, K, H, A)
+        if g is not None:  # sample 1: the guide's action held over the horizon
+            V[:, 1] = g.unsqueeze(1)
         M = V.shape[0]
         ro = self.face.lookahead(snap.repeat(K), V.permute(2, 0, 1, 3).reshape(H, M * K, A))
         ret = (ro.reward * self.disc.unsqueeze(1)).sum(0).view(M, K)
@@ -155,10 +193,12 @@ class MPPI:
         return act
 
 
-def mppi_policy(env, seed: int = 0, **options) -> MPPI:
+def mppi_policy(env, seed: int = 0, guide_policy=None, **options) -> MPPI:
     """The MPPI planner for ``env`` (a vector env of this package) with MPPIConfig
-    ``options``."""
+    ``options``; ``guide_policy``: the policy named by ``options["guide"]`` (built by
+    :func:`train.policies.baseline`, which is how a ``"mppi:...,guide=heuristic"`` name gets
+    one)."""
     if not hasattr(env.unwrapped, "lookahead"):
         raise ValueError("MPPI plans on an offroad_env vector env (it needs get_state and "
                          "lookahead)")
-    return MPPI(env, MPPIConfig(**dict({"seed": seed}, **options)))
+    return MPPI(env, MPPIConfig(**dict({"seed": seed}, **options)), guide_policy)

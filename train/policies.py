@@ -206,7 +206,12 @@ def baseline(name: str, env, seed: int) -> Callable:
     or ``"mppi:samples=32,horizon=15,..."`` is the privileged planner (:mod:`train.mppi`)."""
     if name == "mppi" or name.startswith("mppi:"):
         from .mppi import mppi_policy, parse_options
-        return mppi_policy(env, seed, **parse_options(name[5:]))
+        opts = parse_options(name[5:])
+        g = opts.get("guide", "")
+        if g and (g not in BASELINES or g == "random"):
+            raise ValueError(f"MPPI guide must be one of "
+                             f"{[b for b in BASELINES if b != 'random']}, got {g!r}")
+        return mppi_policy(env, seed, BASELINES[g](env, seed) if g else None, **opts)
     if name not in BASELINES:
         raise ValueError(f"unknown baseline {name!r}; known: {tuple(BASELINES)}")
     return BASELINES[name](env, seed)

@@ -323,9 +323,10 @@ def suite_episode_steps(spec: SuiteSpec, cfg: SimConfig) -> int:
     return int(round(spec.time_limit_s / (cfg.dt * cfg.action_repeat)))
 
 
-def suite_env(spec: SuiteSpec, num_envs: int, device="cpu") -> OffroadVectorEnv:
+def suite_env(spec: SuiteSpec, num_envs: int, device="cpu",
+              compile: bool = False) -> OffroadVectorEnv:
     """A vector env of ``num_envs`` traverse tasks on the level stack of ``spec`` (one grid:
-    a group of :meth:`SuiteSpec.groups`)."""
+    a group of :meth:`SuiteSpec.groups`); ``compile``: its step (and look-ahead) compiled."""
     cfg = suite_config(spec)
-    return OffroadVectorEnv(num_envs=num_envs, config=cfg,
+    return OffroadVectorEnv(num_envs=num_envs, config=cfg, compile=compile,
                             max_episode_steps=suite_episode_steps(spec, cfg), device=device)

@@ -16,7 +16,6 @@ import torch
 from gymnasium.vector import AutoresetMode
 
 from offroad_env.seams import SimulatorSeams
-from offroad_env.tasks import EndReason
 
 from offroad_env.seams import autoreset_mode, reset_mask
 
@@ -133,7 +132,8 @@ class TrajectoryRecorder(gym.vector.VectorWrapper):
         cols.update({name: rows[:, c] for c, name in enumerate(names)})
         path = self.folder / f"env{i:05d}_ep{k:05d}.{self.fmt}"
         if self.fmt == "npz":
-            np.savez(path, end_reason=np.array(EndReason(reason).label), **cols)
+            np.savez(path, end_reason=np.array(self.env.unwrapped.end_labels[int(reason)]),
+                     **cols)
         else:
             with open(path, "w", newline="") as f:
                 w = csv.writer(f)

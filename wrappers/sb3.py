@@ -26,7 +26,6 @@ except ImportError as exc:  # pragma: no cover - the sb3 extra is missing
     raise ImportError("wrappers.sb3 needs stable-baselines3: pip install "
                       "'offroad-env[sb3]'") from exc
 
-from offroad_env.tasks import EndReason
 
 __all__ = ["SB3VecEnv"]
 
@@ -99,7 +98,7 @@ class SB3VecEnv(VecEnv):
             for i in np.flatnonzero(done):
                 infos[i]["terminal_observation"] = final[i].copy()
                 infos[i]["TimeLimit.truncated"] = bool(time_limit[i])
-                infos[i]["end_reason"] = EndReason(int(reason[i])).label
+                infos[i]["end_reason"] = self.env.unwrapped.end_labels[int(reason[i])]
                 infos[i]["episode"] = {"r": float(self._ret[i]), "l": int(self._len[i]),
                                        "t": round(time.perf_counter() - self._t0, 6)}
             self._ret[done] = 0.0

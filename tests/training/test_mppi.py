@@ -83,3 +83,36 @@ def test_mppi_plans_only_the_active_rows_and_their_actions_do_not_change():
     assert set(part.unwrapped._lookaheads) == {2 * 8}
     a_part.active = torch.zeros(4, dtype=torch.bool)
     assert bool((a_part(o2) == 0).all())
+
+
+def test_mppi_guide_and_replan():
+    # the straight line as a guide: on flat ground its line is about the best there is, and
+    # the planner, free to choose it, makes at least 95 % of its progress in every env
+    env = _env()
+    obs, _ = env.reset(seed=0)
+    d0 = _goal_distance(env)
+    act = baseline("mppi:K=8,H=10,guide=heuristic", env, 0)
+    for _ in range(60):
+        obs, *_ = env.step(act(obs))
+    line, _ = _progress("heuristic")
+    assert bool((d0 - _goal_distance(env) >= 0.95 * line).all()), (d0 - _goal_distance(env), line)
+    # replan=3: one look-ahead every third call; in between, the plan's next actions
+    env = _env()
+    obs, _ = env.reset(seed=0)
+    act = mppi_policy(env, samples=4, horizon=6, replan=3)
+    calls = []
+    look = env.unwrapped.lookahead
+    env.unwrapped.lookahead = lambda *a: calls.append(1) or look(*a)
+    for i in range(7):
+        planned_next = act.plan[:, 0].clone()
+        u = act(obs)
+        if i % 3:
+            assert torch.equal(u, planned_next)
+        obs, *_ = env.step(u)
+    assert len(calls) == 3
+    with pytest.raises(ValueError, match="guide must be one of"):
+        baseline("mppi:guide=straight", env, 0)
+    with pytest.raises(ValueError, match="needs its policy"):
+        mppi_policy(env, guide="heuristic")
+    with pytest.raises(ValueError, match="must not exceed the horizon"):
+        MPPIConfig(horizon=4, replan=5)

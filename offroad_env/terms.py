@@ -1,0 +1,292 @@
+"""Your own task without forking: reward, termination, observation and event terms declared as
+values in the config (``SimConfig.rewards``, ``terminations``, ``observations``, ``events``).
+
+A term is a function and how it enters the step; user code declares it, nothing in the package
+changes::
+
+    from offroad_env import make_config
+    from offroad_env.terms import RewardTerm, TerminationTerm, ObservationTerm, EventTerm
+
+    def slip_on_sand(ctx, scale=1.0):            # ctx: offroad_env.rewards.StepContext
+        return scale * ctx.motion.drive.kappa.abs().mean(1)
+
+    cfg = make_config("traverse", rewards={"slip_on_sand": RewardTerm(slip_on_sand, -0.1)})
+
+Signatures (N environments, torch tensors on the env's device):
+
+- reward: ``fn(ctx, **params) -> (N,)`` float, ``ctx`` the step's
+  :class:`~offroad_env.rewards.StepContext` (state after the step, the model's step, the action,
+  the goal distance, the task's judgement). The reward is the built-in terms' weighted sum, in
+  :class:`~offroad_env.rewards.RewardWeights` order, then each user term's ``weight * value`` in
+  declaration order; each is reported as ``info["reward/<name>"]``.
+- termination: ``fn(ctx, **params) -> (N,)`` bool. Its name is the end reason's label
+  (``info["end_reason"]`` holds its code, :func:`end_labels` names them); ``time_out=True``
+  makes it a truncation. A built-in end (a hole, the map's edge, tip-over, the goal, stuck) wins
+  over a user one on the same step; among user terms the first declared wins.
+- observation: ``fn(state, maps, cfg, **params) -> (N, dim)`` (the same inputs as the built-in
+  observation terms, :mod:`offroad_env.observations`), appended after ``obs_terms`` with its
+  ``low``/``high`` bounds; ``clip`` (default True) clips it to them.
+- event: ``fn(ev, mask, **params)`` with ``ev`` an :class:`EventContext` (per-env uniforms from
+  the environments' own random streams, the state, ``set_params``) and ``mask`` ``(N,)`` bool
+  the rows it acts on; ``mode="reset"`` runs at the start of every reset (autoresets included,
+  before the spawns are drawn, so parameters it sets apply to the new episode), ``"interval"``
+  every ``every`` steps on all rows. Events run eagerly, outside a compiled step.
+
+Terms that are not closures or lambdas have an import path (``module:qualname``); that is how a
+checkpoint records them (:func:`term_path`, :func:`load_term`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+import torch
+
+__all__ = ["RewardTerm", "TerminationTerm", "ObservationTerm", "EventTerm", "EventContext",
+           "TermMap", "EVENT_MODES", "FIRST_USER_CODE", "user_terms", "run_events", "term_path", "load_term",
+           "check_term_output"]
+
+#: the modes of an event term
+EVENT_MODES = ("reset", "interval")
+#: the end-reason code of the first user termination (the built-in ones are 0-6)
+FIRST_USER_CODE = 7
+
+
+def _check_fn(kind: str, fn) -> None:
+    if not callable(fn):
+        raise ValueError(f"a {kind} term's fn must be callable, got {fn!r}")
+
+
+def _repr(term) -> str:
+    """A term's repr names its function by import path (or qualname), not by address, so
+    config digests agree across processes."""
+    fn = term.fn
+    name = term_path(fn) or getattr(fn, "__qualname__", type(fn).__name__)
+    rest = ", ".join(f"{f}={getattr(term, f)!r}" for f in term.__dataclass_fields__
+                     if f != "fn")
+    return f"{type(term).__name__}({name}, {rest})"
+
+
+def _check_params(kind: str, params) -> None:
+    if not isinstance(params, dict) or not all(isinstance(k, str) for k in params):
+        raise ValueError(f"a {kind} term's params must be a dict of keyword arguments, "
+                         f"got {params!r}")
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class RewardTerm:
+    """A reward term: ``weight * fn(ctx, **params)`` (see the module docstring)."""
+
+    fn: Callable
+    weight: float = 1.0
+    params: dict = field(default_factory=dict)
+
+    __repr__ = _repr
+
+    def __post_init__(self):
+        _check_fn("reward", self.fn)
+        _check_params("reward", self.params)
+        if isinstance(self.weight, bool) or not isinstance(self.weight, (int, float)) \
+                or not math.isfinite(self.weight):
+            raise ValueError(f"a reward term's weight must be a finite number, got "
+                             f"{self.weight!r}")
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class TerminationTerm:
+    """An episode end: where ``fn(ctx, **params)`` is True; ``time_out`` True makes it a
+    truncation (the state is not terminal), False a termination."""
+
+    fn: Callable
+    time_out: bool = False
+    params: dict = field(default_factory=dict)
+
+    __repr__ = _repr
+
+    def __post_init__(self):
+        _check_fn("termination", self.fn)
+        _check_params("termination", self.params)
+        if not isinstance(self.time_out, bool):
+            raise ValueError(f"a termination term's time_out must be a bool, got "
+                             f"{self.time_out!r}")
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class ObservationTerm:
+    """``dim`` observation components ``fn(state, maps, cfg, **params)`` ``(N, dim)`` with the
+    bounds ``low``/``high`` (floats or ``dim`` lists), clipped to them where ``clip``."""
+
+    fn: Callable
+    dim: int
+    low: float | tuple = -math.inf
+    high: float | tuple = math.inf
+    clip: bool = True
+    params: dict = field(default_factory=dict)
+
+    __repr__ = _repr
+
+    def __post_init__(self):
+        _check_fn("observation", self.fn)
+        _check_params("observation", self.params)
+        if isinstance(self.dim, bool) or not isinstance(self.dim, int) or self.dim < 1:
+            raise ValueError(f"an observation term's dim must be an int >= 1, got {self.dim!r}")
+
+    def spec(self, cfg, vehicle, maps, action_dim):
+        """The :class:`~offroad_env.observations.ObsTerm` spec: ``(dim, low, high)``."""
+        return self.dim, self.low, self.high
+
+    def compute(self, state, maps, cfg):
+        return self.fn(state, maps, cfg, **self.params)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class EventTerm:
+    """``fn(ev, mask, **params)`` at every reset (``mode="reset"``) or every ``every`` steps
+    (``mode="interval"``)."""
+
+    fn: Callable
+    mode: str = "reset"
+    every: int = 1
+    params: dict = field(default_factory=dict)
+
+    __repr__ = _repr
+
+    def __post_init__(self):
+        _check_fn("event", self.fn)
+        _check_params("event", self.params)
+        if self.mode not in EVENT_MODES:
+            raise ValueError(f"an event term's mode must be one of {EVENT_MODES}, got "
+                             f"{self.mode!r}")
+        if isinstance(self.every, bool) or not isinstance(self.every, int) or self.every < 1:
+            raise ValueError(f"an event term's every must be an int >= 1, got {self.every!r}")
+
+
+_KINDS = {"rewards": RewardTerm, "terminations": TerminationTerm,
+          "observations": ObservationTerm, "events": EventTerm}
+
+
+class TermMap(dict):
+    """A read-only ``{name: term}`` (hashable, so a config that holds it is)."""
+
+    def __hash__(self):
+        return hash(tuple(self.items()))
+
+    def _refuse(self, *a, **k):
+        raise TypeError("a config's terms are read-only; build a new config (dataclasses."
+                        "replace) with another dict")
+
+    __setitem__ = __delitem__ = update = pop = popitem = clear = setdefault = _refuse
+
+
+def user_terms(kind: str, terms, builtin: tuple[str, ...]) -> TermMap:
+    """A ``SimConfig`` field of user terms as a :class:`TermMap`; ValueError if it is not
+    ``{name: term}`` of the right type, or a name clashes with a built-in one of that kind
+    (``builtin``)."""
+    cls = _KINDS[kind]
+    if terms is None:
+        return TermMap()
+    if not isinstance(terms, dict):
+        raise ValueError(f"SimConfig.{kind} must be a dict of name -> {cls.__name__}, got "
+                         f"{type(terms).__name__}")
+    for name, term in terms.items():
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(f"SimConfig.{kind}: a term's name must be an identifier, got "
+                             f"{name!r}")
+        if not isinstance(term, cls):
+            raise ValueError(f"SimConfig.{kind}[{name!r}] must be a {cls.__name__}, got "
+                             f"{type(term).__name__}")
+        if name in builtin:
+            raise ValueError(f"SimConfig.{kind}[{name!r}]: the name is a built-in one "
+                             f"({', '.join(builtin)}); choose another")
+    return TermMap(terms)
+
+
+def check_term_output(kind: str, name: str, value, n: int, device, shape_tail=(),
+                      boolean: bool = False, dtype=None) -> None:
+    """Refuse a term's output that is not a tensor of shape ``(n, *shape_tail)`` on ``device``
+    (bool where ``boolean``, else of ``dtype`` (None: any float) and finite), naming the
+    term."""
+    want = (n,) + tuple(shape_tail)
+    if not isinstance(value, torch.Tensor):
+        raise ValueError(f"{kind} term {name!r} returned {type(value).__name__}, not a tensor "
+                         f"of shape {want}")
+    if tuple(value.shape) != want:
+        raise ValueError(f"{kind} term {name!r} returned shape {tuple(value.shape)}, expected "
+                         f"{want}")
+    if value.device != torch.device(device):
+        raise ValueError(f"{kind} term {name!r} returned a tensor on {value.device}, the env "
+                         f"is on {device}")
+    if boolean:
+        if value.dtype != torch.bool:
+            raise ValueError(f"{kind} term {name!r} returned {value.dtype}, expected torch.bool")
+        return
+    if not value.dtype.is_floating_point or (dtype is not None and value.dtype != dtype):
+        raise ValueError(f"{kind} term {name!r} returned {value.dtype}, expected "
+                         f"{dtype or 'a float tensor'} (the env's dtype)")
+    if not torch.compiler.is_compiling() and not bool(torch.isfinite(value).all()):
+        rows = torch.nonzero(~torch.isfinite(value.reshape(n, -1)).all(1))[:5].flatten()
+        raise ValueError(f"{kind} term {name!r} returned NaN or inf in rows {rows.tolist()}")
+
+
+class EventContext:
+    """What an event term may use: ``state`` (the simulator state), ``n`` and ``device``,
+    :meth:`uniform` draws from each environment's own random stream, and :meth:`set_params`
+    (:meth:`offroad_env.sim.Simulator.set_params`, with its range checks)."""
+
+    def __init__(self, sim, name: str):
+        self._sim, self.name = sim, name
+        self.state, self.n, self.device = sim.state, sim.n, sim.device
+
+    def uniform(self, k: int, mask: torch.Tensor) -> torch.Tensor:
+        """``(N, k)`` uniforms in [0, 1) from each environment's stream, advancing the streams
+        of the ``mask`` rows only (the others' values are drawn but not used up)."""
+        return self._sim._draw(k, None, mask)
+
+    def set_params(self, mask: torch.Tensor, **values) -> None:
+        try:
+            self._sim.set_params(mask, **values)
+        except ValueError as exc:
+            raise ValueError(f"event term {self.name!r}: {exc}") from None
+
+
+def run_events(sim, events: dict, mask: torch.Tensor | None) -> None:
+    """Run ``events`` (``{name: EventTerm}`` of one mode) on ``sim``: reset events on the rows
+    ``mask``; interval events (``mask`` None) each on the rows whose coming step is a multiple
+    of its ``every`` (episode steps; a row at step 0 counts). Eager, outside a compiled step."""
+    for name, ev in events.items():
+        rows = mask if mask is not None else (sim.state.steps % ev.every == 0)
+        ev.fn(EventContext(sim, name), rows, **ev.params)
+
+
+def term_path(fn) -> str | None:
+    """``"module:qualname"`` of a function importable by that path, else None (a lambda or a
+    closure)."""
+    mod, qual = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "")
+    if not mod or "<" in qual:
+        return None
+    try:
+        obj = importlib.import_module(mod)
+        for part in qual.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError):
+        return None
+    return f"{mod}:{qual}" if obj is fn else None
+
+
+def load_term(path: str, allow: tuple[str, ...] = ()) -> Callable:
+    """The function at ``path`` (``"module:qualname"``), importing its module only when the
+    module or a package above it is in ``allow``; ValueError otherwise (importing runs code)."""
+    mod, sep, qual = path.partition(":")
+    if not sep or not mod or not qual:
+        raise ValueError(f"a term path is 'module:qualname', got {path!r}")
+    top = [mod.split(".")[: i + 1] for i in range(mod.count(".") + 1)]
+    if not any(".".join(p) in allow for p in top) and mod.split(".")[0] != "offroad_env":
+        raise ValueError(f"term {path!r} needs module {mod!r} imported; importing runs its code, "
+                         f"so allow it explicitly (allow_modules=({mod!r},))")
+    obj = importlib.import_module(mod)
+    for part in qual.split("."):
+        obj = getattr(obj, part)
+    return obj

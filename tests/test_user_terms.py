@@ -1,0 +1,177 @@
+"""Your own task without forking (offroad_env.terms): one term of each kind, declared here,
+outside the package, and checked against hand computations on the same states."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import terrain
+from offroad_env import OffroadEnv, OffroadVectorEnv, make_config
+from offroad_env.terms import (EventTerm, ObservationTerm, RewardTerm, TerminationTerm,
+                               load_term, term_path)
+
+CORRIDOR = 3.0  # half-width [m] of the corridor along the sim frame's x axis
+
+
+def slip_on_sand(ctx, scale=1.0):
+    """Mean |slip ratio| of the wheels (the penalty of the guide's example)."""
+    return scale * ctx.motion.drive.kappa.abs().mean(1)
+
+
+def left_corridor(ctx, half_width=CORRIDOR):
+    return ctx.state.y.abs() > half_width
+
+
+def slope_ahead(state, maps, cfg, ahead=1.0):
+    """The terrain's rise from under base_link to ``ahead`` m ahead, over ``ahead`` (N, 1)."""
+    bp = state.contact.base_position
+    x2 = bp[:, 0] + ahead * torch.cos(state.yaw)
+    y2 = bp[:, 1] + ahead * torch.sin(state.yaw)
+    h0 = maps.height(bp[:, 0], bp[:, 1], state.map_index)
+    h1 = maps.height(x2, y2, state.map_index)
+    return torch.nan_to_num((h1 - h0) / ahead).unsqueeze(1)
+
+
+def friction_per_env(ev, mask, lo=0.5, hi=1.0):
+    u = ev.uniform(1, mask)[:, 0]
+    ev.set_params(mask, friction=lo + (hi - lo) * u)
+
+
+def _cfg(**terms):
+    return make_config("nav", dynamics="skid_steer",
+                       terrain=terrain.PerlinConfig(size=(30.0, 30.0), resolution=(0.2, 0.2),
+                                                    octaves=2, frequency=0.1, amplitude=0.4),
+                       num_maps=1, **terms)
+
+
+TERMS = dict(rewards={"slip_on_sand": RewardTerm(slip_on_sand, weight=-0.1,
+                                                 params={"scale": 2.0})},
+             terminations={"left_corridor": TerminationTerm(left_corridor)},
+             observations={"slope_ahead": ObservationTerm(slope_ahead, 1, -1.0, 1.0)},
+             events={"friction_per_env": EventTerm(friction_per_env)})
+
+
+def _run(cfg, n=64, steps=200, compile=False, seed=3):
+    env = OffroadVectorEnv(num_envs=n, config=cfg, compile=compile, max_episode_steps=150)
+    obs, _ = env.reset(seed=seed)
+    g = torch.Generator().manual_seed(seed)
+    out = []
+    for _ in range(steps):
+        a = torch.rand(n, 2, generator=g) * 2 - 1
+        a[:, 0] = a[:, 0].abs()  # forward, so corridors are left
+        st = env.unwrapped.sim.state
+        out.append(dict(obs=obs, y_before=st.y.clone()))
+        obs, r, term, trunc, info = env.step(a)
+        st = env.unwrapped.sim.state
+        out[-1].update(r=r, term=term, trunc=trunc, info=info, y=st.y.clone(),
+                       obs_next=obs, friction=None if env.unwrapped.params is None
+                       else env.unwrapped.params["friction"].clone(),
+                       slope=slope_ahead(st, env.unwrapped.sim.maps, cfg).clone())
+    return env, out
+
+
+@pytest.mark.parametrize("compile", [False, pytest.param(True, marks=pytest.mark.slow)])
+def test_one_term_of_each_kind_acts_as_declared(compile):
+    env, run = _run(_cfg(**TERMS), compile=compile)
+    base = env.unwrapped
+    # the observation: the layout and space include it, and it is the hand computation
+    names = [n for n, _, _ in base.obs_layout]
+    assert names[-1] == "slope_ahead" and env.single_observation_space.shape[0] == \
+        base.obs_layout[-1][2]
+    code = {v: k for k, v in base.end_labels.items()}["left_corridor"]
+    assert "reward/slip_on_sand" in run[0]["info"] and "slip_on_sand" in base.reward_terms
+    ends = 0
+    pending = torch.zeros(64, dtype=torch.bool)  # rows autoreset at this step (next-step mode)
+    for s in run:
+        info = s["info"]
+        # the reward: 2 x the built-in slip term (the same mean |kappa|), weighted by -0.1
+        torch.testing.assert_close(info["reward/slip_on_sand"], 2.0 * info["reward/slip"])
+        # the termination: where a row leaves the corridor and nothing built-in ended it
+        judged = ~pending
+        hit = (info["end_reason"] == code) & judged
+        outside = s["y"].abs() > CORRIDOR
+        builtin = (info["end_reason"] > 0) & (info["end_reason"] != code)
+        assert bool((hit == (outside & ~builtin))[judged].all())
+        pending = s["term"] | s["trunc"]
+        assert bool(s["term"][hit].all()) and not bool(s["trunc"][hit].any())
+        ends += int(hit.sum())
+        # the observation, on rows that did not end (ended rows show the reset's)
+        live = ~(s["term"] | s["trunc"])
+        sl = s["obs_next"][:, -1]
+        torch.testing.assert_close(sl[live], s["slope"][live, 0].clamp(-1, 1))
+        # the event: each env's friction in [0.5, 1), drawn per env
+        assert bool(((s["friction"] >= 0.5) & (s["friction"] < 1.0)).all())
+    assert ends >= 10, ends
+    assert len(set(run[0]["friction"].tolist())) == 64
+
+
+def test_the_reward_changes_by_weight_times_term_on_the_same_states():
+    # the same states with and without the reward term: the reward differs by -0.1 x term
+    plain, with_term = _cfg(), _cfg(rewards=TERMS["rewards"])
+    _, a = _run(plain, n=8, steps=30)
+    _, b = _run(with_term, n=8, steps=30)
+    for s, t in zip(a, b):
+        torch.testing.assert_close(t["obs"], s["obs"])
+        torch.testing.assert_close(t["r"] - s["r"], -0.1 * t["info"]["reward/slip_on_sand"],
+                                   rtol=1e-5, atol=1e-6)
+
+
+def test_a_time_out_termination_truncates_and_the_single_env_names_it():
+    cfg = _cfg(terminations={"left_corridor": TerminationTerm(left_corridor, time_out=True,
+                                                              params={"half_width": 0.5})})
+    env = OffroadEnv(config=cfg)
+    env.reset(seed=0)
+    for _ in range(400):
+        _, _, term, trunc, info = env.step(np.array([1.0, 0.3]))
+        if term or trunc:
+            break
+    assert trunc and not term
+    assert info["end_reason"].label == "left_corridor" and int(info["end_reason"]) == 7
+
+
+def test_bad_terms_are_refused_naming_the_term():
+    def wrong_shape(ctx):
+        return torch.zeros(3)
+
+    def nan(ctx):
+        return torch.full_like(ctx.distance, math.nan)
+
+    def as_float(ctx):
+        return torch.zeros_like(ctx.distance)
+
+    for fn, match in ((wrong_shape, "'bad' returned shape"), (nan, "'bad' returned NaN")):
+        env = OffroadVectorEnv(num_envs=4, config=_cfg(rewards={"bad": RewardTerm(fn)}))
+        env.reset(seed=0)
+        with pytest.raises(ValueError, match=match):
+            env.step(torch.zeros(4, 2))
+    env = OffroadVectorEnv(num_envs=4, config=_cfg(terminations={"bad": TerminationTerm(
+        as_float)}))
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="'bad' returned torch.float32, expected torch.bool"):
+        env.step(torch.zeros(4, 2))
+    with pytest.raises(ValueError, match="built-in"):
+        _cfg(rewards={"slip": RewardTerm(slip_on_sand)})
+    with pytest.raises(ValueError, match="built-in"):
+        _cfg(terminations={"tip_over": TerminationTerm(left_corridor)})
+    with pytest.raises(ValueError, match="finite"):
+        RewardTerm(slip_on_sand, weight=math.inf)
+    with pytest.raises(ValueError, match="must be a RewardTerm"):
+        _cfg(rewards={"x": slip_on_sand})
+    # an event that sets a parameter outside its checked range: refused, naming the event
+    env = OffroadVectorEnv(num_envs=4, config=_cfg(events={"icy": EventTerm(
+        friction_per_env, params={"lo": -1.0, "hi": -0.5})}))
+    with pytest.raises(ValueError, match="event term 'icy'.*friction"):
+        env.reset(seed=0)
+
+
+def test_terms_have_import_paths_and_loading_one_needs_permission():
+    path = term_path(slip_on_sand)
+    assert path == f"{__name__}:slip_on_sand"
+    assert term_path(lambda ctx: ctx.distance) is None
+    with pytest.raises(ValueError, match="allow it explicitly"):
+        load_term(path)
+    assert load_term(path, allow=(__name__,)) is slip_on_sand
+    # the config's digest names the function by path, not by address
+    assert "test_user_terms:slip_on_sand" in repr(TERMS["rewards"]["slip_on_sand"])
