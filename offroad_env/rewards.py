@@ -1,9 +1,9 @@
 """The reward terms: small named functions, each reading what it needs from the step
 (:class:`StepContext`: the state, the model's step, the action and the task's goal and tip-over
-judgement), registered by name in :data:`REWARD_TERMS`.
-
-A new term is one function decorated with ``@reward_term("name")`` here and a weight of the same
-name in :class:`RewardWeights` (a test checks that the two agree, in order). The reward is
+judgement), registered by name in :data:`REWARD_TERMS`, each with a weight of the same name in
+:class:`RewardWeights` (a test checks that the two agree, in order). :func:`builtin_rewards`
+declares them as :class:`~offroad_env.terms.RewardTerm` values, the form your own terms take
+(``SimConfig.rewards``; no edit here needed). The reward is
 ``sum_k weight_k * term_k`` (:func:`weighted_reward`: explicit weights, no hidden scaling by the
 time step); the environment reports every term as ``info["reward/<name>"]``.
 """
@@ -17,6 +17,7 @@ from typing import Callable, NamedTuple
 import torch
 
 __all__ = ["RewardWeights", "StepContext", "REWARD_TERMS", "reward_term", "reward_terms",
+           "builtin_rewards",
            "weighted_reward", "STABILITY_REF", "progress_to_goal", "velocity_tracking",
            "tilt_l2", "angular_rate_l2", "action_rate_l2", "slip_l1", "energy",
            "stability_shortfall"]
@@ -222,6 +223,14 @@ def _traction(c: StepContext) -> torch.Tensor:
 def _energy_margin(c: StepContext) -> torch.Tensor:
     m = getattr(c.state, "energy_margin", None)
     return torch.zeros_like(c.distance) if m is None else (-m).clamp_min(0.0)
+
+
+def builtin_rewards(weights: RewardWeights) -> dict:
+    """The built-in terms as :class:`~offroad_env.terms.RewardTerm` values, ``{name: term}``
+    in :class:`RewardWeights` order, each with its weight there."""
+    from .terms import RewardTerm
+    w = dict(weights.items())
+    return {name: RewardTerm(fn, weight=w[name]) for name, fn in REWARD_TERMS.items()}
 
 
 def reward_terms(ctx: StepContext) -> dict[str, torch.Tensor]:

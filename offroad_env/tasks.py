@@ -20,8 +20,8 @@ from .physics.models import Field
 from .physics.stability import (body_acceleration, contact_margin, edge_table,
                                 filter_acceleration, static_tip_limits)
 from .terms import FIRST_USER_CODE, check_term_output
-from .rewards import (REWARD_TERMS, STABILITY_REF, RewardWeights, StepContext, reward_terms,
-                      weighted_reward)
+from .rewards import (REWARD_TERMS, STABILITY_REF, RewardWeights, StepContext, builtin_rewards,
+                      reward_terms, weighted_reward)
 
 __all__ = ["Task", "TIP_RULES", "EndReason", "REASONS", "UserEnd", "end_labels", "end_code",
            "end_reason", "tipped_over",
@@ -155,6 +155,7 @@ class Task:
         self.set_vehicle(vehicle)
         #: the config's own reward and termination terms (:mod:`offroad_env.terms`), the end
         #: codes of its terminations and which of them truncate
+        self.rewards = {**builtin_rewards(t.weights), **cfg.rewards}  # built-ins first
         self.user_rewards, self.user_ends = cfg.rewards, cfg.terminations
         self.end_labels = end_labels(cfg)
         self.time_out_codes = (int(EndReason.STUCK),) + tuple(
@@ -253,26 +254,28 @@ class Task:
         ctx = StepContext(state=st, motion=motion, action=action, distance=dist,
                           reached=reached, tipped=reason == int(EndReason.TIP_OVER),
                           nav=self.nav, dt=cfg.dt)
-        terms = reward_terms(ctx)
-        reward = weighted_reward(terms, self.config.weights)
-        if self.user_rewards or self.user_ends:
-            reward, reason = self._user_terms(ctx, terms, reward, reason)
+        terms = {}
+        for name, t in self.rewards.items():
+            terms[name] = t.fn(ctx, **t.params)
+            if name in self.user_rewards:
+                check_term_output("reward", name, terms[name], dist.shape[0], dist.device,
+                                  dtype=dist.dtype)
+        reward = torch.zeros_like(terms["progress"])
+        for name, t in self.rewards.items():  # sum_k weight_k term_k, in declaration order
+            if t.weight:
+                reward = reward + t.weight * terms[name]
+        if self.user_ends:
+            reason = self._user_ends(ctx, reason)
         st.prev_distance = dist
         return terms, reward, reason
 
-    def _user_terms(self, ctx, terms, reward, reason):
-        """Add the config's reward terms (in ``terms`` and, weighted, to ``reward``) and its
-        terminations (their codes where no built-in end holds, the first declared winning)."""
-        n, dev, dtype = reward.shape[0], reward.device, reward.dtype
-        for name, t in self.user_rewards.items():
-            v = t.fn(ctx, **t.params)
-            check_term_output("reward", name, v, n, dev, dtype=dtype)
-            terms[name] = v
-            if t.weight:
-                reward = reward + t.weight * v
+    def _user_ends(self, ctx, reason):
+        """The config's terminations: their codes where no built-in end holds, the first
+        declared winning."""
+        n, dev = reason.shape[0], reason.device
         for i, (name, t) in enumerate(self.user_ends.items()):
             hit = t.fn(ctx, **t.params)
             check_term_output("termination", name, hit, n, dev, boolean=True)
             reason = torch.where(hit & (reason == 0),
                                  torch.full_like(reason, FIRST_USER_CODE + i), reason)
-        return reward, reason
+        return reason

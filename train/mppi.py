@@ -47,7 +47,12 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["MPPIConfig", "MPPI", "mppi_policy", "parse_options"]
+__all__ = ["MPPIConfig", "MPPI", "mppi_policy", "parse_options", "OBJECTIVES", "END_BONUS"]
+
+#: what a sample's return measures (:class:`MPPIConfig`)
+OBJECTIVES = ("reward", "progress")
+#: the ``progress`` objective's bonus for the goal and penalty for a fatal end [m equivalent]
+END_BONUS = 10.0
 
 
 @dataclass(frozen=True)
@@ -65,6 +70,7 @@ class MPPIConfig:
     seed: int = 0
     guide: str = ""
     replan: int = 1
+    objective: str = "reward"
 
     def __post_init__(self):
         for name in ("samples", "horizon", "replan"):
@@ -74,6 +80,9 @@ class MPPIConfig:
         if self.replan > self.horizon:
             raise ValueError(f"MPPI replan ({self.replan}) must not exceed the horizon "
                              f"({self.horizon})")
+        if self.objective not in OBJECTIVES:
+            raise ValueError(f"MPPI objective must be one of {OBJECTIVES}, got "
+                             f"{self.objective!r}")
         if not isinstance(self.guide, str):
             raise ValueError(f"MPPI guide must be a baseline's name, got {self.guide!r}")
         if self.guide and self.samples < 2:
@@ -176,7 +185,10 @@ class MPPI:
             V[:, 1] = g.unsqueeze(1)
         M = V.shape[0]
         ro = self.face.lookahead(snap.repeat(K), V.permute(2, 0, 1, 3).reshape(H, M * K, A))
-        ret = (ro.reward * self.disc.unsqueeze(1)).sum(0).view(M, K)
+        if c.objective == "reward":
+            ret = (ro.reward * self.disc.unsqueeze(1)).sum(0).view(M, K)
+        else:
+            ret = self._progress(ro, rows, M, K)
         spread = ret.std(1, keepdim=True).clamp_min(1e-6)
         weights = torch.softmax((ret - ret.amax(1, keepdim=True)) / (c.temperature * spread), 1)
         plan = (weights.view(M, K, 1, 1) * V).sum(1)
@@ -191,6 +203,24 @@ class MPPI:
         act[rows[:m]] = plan[:m, 0]
         self.plan[rows[:m]] = shifted[:m]
         return act
+
+
+    def _progress(self, ro, rows, M: int, K: int) -> torch.Tensor:
+        """``(M, K)`` returns of the ``progress`` objective (:class:`MPPIConfig`)."""
+        from offroad_env.tasks import EndReason
+        v = self.face.state_view()
+        goal = v.goal_w if rows is None else v.goal_w[rows]
+        here = torch.stack((v.x, v.y), 1)
+        here = here if rows is None else here[rows]
+        g = goal.to(torch.float64).repeat_interleave(K, 0)
+        d0 = torch.linalg.vector_norm(g - here.to(torch.float64).repeat_interleave(K, 0), dim=1)
+        d1 = torch.linalg.vector_norm(g - ro.position[-1], dim=1)
+        why = ro.end_reason[-1]
+        bonus = torch.where(why == int(EndReason.GOAL_REACHED), END_BONUS, 0.0)
+        fatal = ((why == int(EndReason.TIP_OVER)) | (why == int(EndReason.HOLE))
+                 | (why == int(EndReason.OFF_MAP)))
+        ret = d0 - d1 + bonus - torch.where(fatal, END_BONUS, 0.0)
+        return ret.to(self.dtype).view(M, K)
 
 
 def mppi_policy(env, seed: int = 0, guide_policy=None, **options) -> MPPI:
