@@ -46,7 +46,8 @@ from typing import Callable
 import torch
 
 __all__ = ["RewardTerm", "TerminationTerm", "ObservationTerm", "EventTerm", "EventContext",
-           "TermMap", "EVENT_MODES", "FIRST_USER_CODE", "user_terms", "run_events", "term_path", "load_term",
+           "TermMap", "EVENT_MODES", "FIRST_USER_CODE", "user_terms", "run_events",
+           "KINDS", "terms_to_plain", "terms_from_plain", "term_path", "load_term",
            "check_term_output"]
 
 #: the modes of an event term
@@ -164,7 +165,7 @@ class EventTerm:
             raise ValueError(f"an event term's every must be an int >= 1, got {self.every!r}")
 
 
-_KINDS = {"rewards": RewardTerm, "terminations": TerminationTerm,
+KINDS = _KINDS = {"rewards": RewardTerm, "terminations": TerminationTerm,
           "observations": ObservationTerm, "events": EventTerm}
 
 
@@ -290,3 +291,38 @@ def load_term(path: str, allow: tuple[str, ...] = ()) -> Callable:
     for part in qual.split("."):
         obj = getattr(obj, part)
     return obj
+
+
+def terms_to_plain(cfg) -> dict:
+    """A config's own terms as JSON-able values, ``{kind: {name: {"fn": "module:qualname",
+    ...fields}}}`` (empty kinds left out), as a run's config and checkpoint record them;
+    ValueError naming a term whose function has no import path (a lambda or a closure: define
+    it at a module's top level)."""
+    out = {}
+    for kind in KINDS:
+        for name, term in getattr(cfg, kind, {}).items():
+            path = term_path(term.fn)
+            if path is None:
+                raise ValueError(f"{kind[:-1]} term {name!r}: its function {term.fn!r} has no "
+                                 "import path (a lambda or a closure), so a run cannot record "
+                                 "it; define it at a module's top level")
+            fields = {f: getattr(term, f) for f in term.__dataclass_fields__ if f != "fn"}
+            out.setdefault(kind, {})[name] = {"fn": path, **fields}
+    return out
+
+
+def terms_from_plain(plain: dict, allow: tuple[str, ...] = ()) -> dict:
+    """The terms of :func:`terms_to_plain`, ``{kind: {name: term}}``, importing each
+    function's module only where ``allow`` names it or a package above it (:func:`load_term`)."""
+    out = {}
+    for kind, terms in (plain or {}).items():
+        if kind not in KINDS:
+            raise ValueError(f"unknown kind of terms {kind!r}; known: {tuple(KINDS)}")
+        for name, fields in terms.items():
+            fields = dict(fields)
+            fn = load_term(fields.pop("fn"), allow)
+            for key in ("low", "high"):
+                if isinstance(fields.get(key), list):
+                    fields[key] = tuple(fields[key])
+            out.setdefault(kind, {})[name] = KINDS[kind](fn, **fields)
+    return out

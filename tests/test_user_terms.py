@@ -175,3 +175,30 @@ def test_terms_have_import_paths_and_loading_one_needs_permission():
     assert load_term(path, allow=(__name__,)) is slip_on_sand
     # the config's digest names the function by path, not by address
     assert "test_user_terms:slip_on_sand" in repr(TERMS["rewards"]["slip_on_sand"])
+
+
+def test_a_run_records_its_terms_and_a_checkpoint_rebuilds_them_only_when_allowed(tmp_path):
+    from train import ppo
+    from train.envconfig import env_kwargs
+    from offroad_env.terms import terms_from_plain, terms_to_plain
+
+    cfg = _cfg(**TERMS)
+    plain = terms_to_plain(cfg)
+    assert plain["rewards"]["slip_on_sand"] == {"fn": f"{__name__}:slip_on_sand",
+                                                "weight": -0.1, "params": {"scale": 2.0}}
+    back = terms_from_plain(plain, allow=(__name__,))
+    assert {k: repr(v) for k, v in back["rewards"].items()} == {
+        k: repr(v) for k, v in cfg.rewards.items()}
+    with pytest.raises(ValueError, match="no import path"):
+        terms_to_plain(_cfg(rewards={"x": RewardTerm(lambda ctx: ctx.distance)}))
+    # a short PPO run with a declared reward and termination: recorded by path
+    own = {"rewards": TERMS["rewards"], "terminations": TERMS["terminations"]}
+    s = ppo.train(ppo.PPOConfig(num_envs=16, num_steps=16, total_steps=16 * 16 * 2,
+                                out=str(tmp_path), progress=False), env_kwargs=own)
+    agent, state = ppo.load_checkpoint(s["checkpoint"])
+    spec = state["config"]["env"]
+    assert spec["terms"]["terminations"]["left_corridor"]["fn"] == f"{__name__}:left_corridor"
+    with pytest.raises(ValueError, match="allow it explicitly"):
+        env_kwargs(state["config"]["env_id"], spec, tmp_path)
+    kw = env_kwargs(state["config"]["env_id"], spec, tmp_path, allow_modules=(__name__,))
+    assert set(kw["rewards"]) == {"slip_on_sand"} and set(kw["terminations"]) == {"left_corridor"}

@@ -34,6 +34,7 @@ from offroad_env.cli import add_config_options
 from offroad_env.config import DYNAMICS, GROUND_METHODS, OBS_TERMS
 from offroad_env.dynamics import INTEGRATORS
 from offroad_env.tasks import TIP_RULES, RewardWeights
+from offroad_env.terms import terms_from_plain
 
 __all__ = ["add_env_arguments", "env_spec_from_args", "env_kwargs", "SIM_FIELDS", "check_env_id",
            "pack_inputs", "resolve_inputs", "INPUTS_DIR"]
@@ -211,15 +212,18 @@ def pack_inputs(spec: dict | None, out, base=None) -> dict:
     return spec
 
 
-def env_kwargs(env_id: str, spec: dict | None, base=None) -> dict:
+def env_kwargs(env_id: str, spec: dict | None, base=None, allow_modules: tuple = ()) -> dict:
     """``gymnasium.make_vec`` keyword arguments of an ``env`` spec (:func:`env_spec_from_args`)
     on ``env_id``: SimConfig fields, the id's own ``config`` with its task replaced (where task
     or reward options are given), and
     ``terrain`` (a generator config) or ``heightmap`` (a loaded map file). ``base``: the run
-    folder a recorded spec's ``inputs/`` paths are relative to (:func:`resolve_inputs`)."""
+    folder a recorded spec's ``inputs/`` paths are relative to (:func:`resolve_inputs`). A
+    spec's own terms (``"terms"``, :func:`offroad_env.terms.terms_to_plain`) are imported
+    only from the modules ``allow_modules`` names (importing runs their code)."""
     spec = resolve_inputs(spec, base)
     spec.pop("sources", None)
     kw = dict(spec.get("sim", {}))
+    kw.update(terms_from_plain(spec.pop("terms", None), tuple(allow_modules)))
     if "obs_terms" in kw:
         kw["obs_terms"] = tuple(kw["obs_terms"])
     task_over = dict(spec.get("task", {}))

@@ -172,6 +172,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=None, help="output folder (default: next to the checkpoint)")
     p.add_argument("--video", action="store_true", help=f"also write {VIDEO} (needs moviepy)")
     p.add_argument("--force", action="store_true", help="overwrite existing outputs")
+    p.add_argument("--allow-module", action="append", default=[], metavar="MODULE",
+                   help="a module the checkpoint's own terms may be imported from (repeat it; "
+                        "importing runs the module's code, so none is imported unless named)")
     p.add_argument("--threads", type=int, default=0,
                    help="torch CPU threads (default 0: the physical cores, capped at the free ones)")
     p.add_argument("--no-progress", action="store_true",
@@ -245,8 +248,8 @@ def _main(args) -> int:
     names = [policy] + ([p for p in ("random", "heuristic") if p != policy] if args.baselines
                         else [])
     # the checkpoint's environment (vehicle, models, task, terrain: train.envconfig)
-    spec = (env_kwargs(env_id, state["config"].get("env"), Path(args.checkpoint).parent)
-            if state else {})
+    spec = (env_kwargs(env_id, state["config"].get("env"), Path(args.checkpoint).parent,
+                       tuple(args.allow_module)) if state else {})
     suite_steps = spec.pop("max_episode_steps", None)  # a --suite run's time limit
     common = dict(env_id=env_id, episodes=args.episodes, seed=args.seed,
                   terrain_seed=args.terrain_seed,

@@ -34,6 +34,7 @@ import torch
 
 import offroad_env  # noqa: F401  (registers the ids)
 from offroad_env.devices import configure_threads
+from offroad_env.terms import terms_to_plain
 from wrappers import TerrainCurriculum
 
 from .agent import Agent
@@ -74,8 +75,13 @@ def make_vec_env(env_id: str, num_envs: int, device="cpu", max_episode_steps=Non
 
 
 def train(cfg: PPOConfig, resume: str | None = None, force: bool = False,
-          env_kwargs: dict | None = None) -> dict:
+          env_kwargs: dict | None = None, allow_modules: tuple = ()) -> dict:
     """Train; returns a summary (last iteration's statistics, steps, wall time).
+
+    ``env_kwargs``: SimConfig fields on top of the id's and ``cfg.env``'s, your own terms
+    among them (``rewards=``, ``terminations=``, ... :mod:`offroad_env.terms`): the run records
+    them by import path in its config and checkpoint; ``allow_modules`` names the modules a
+    resumed run's recorded terms may be imported from.
 
     Under ``torchrun`` (``WORLD_SIZE`` > 1) each rank trains its own ``num_envs`` environments
     (rank r seeds them from ``seed + r * num_envs``) with gradients averaged across ranks
@@ -83,12 +89,12 @@ def train(cfg: PPOConfig, resume: str | None = None, force: bool = False,
     episodes."""
     ddp = Dist(cfg.device)
     try:
-        return _train(cfg, ddp, resume, force, env_kwargs)
+        return _train(cfg, ddp, resume, force, env_kwargs, tuple(allow_modules))
     finally:
         ddp.close()
 
 
-def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs) -> dict:
+def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs, allow_modules=()) -> dict:
     out = Path(cfg.out)
     ckpt_path = out / "checkpoint.pt"
     # every check before anything is written: a refused run leaves nothing behind
@@ -108,12 +114,16 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs) -> dict:
     device = torch.device(ddp.device)
     W, rank = ddp.world, ddp.rank
     resume_base = None if resume is None else Path(resume).parent  # its inputs/ copies
-    env_kwargs = {**spec_kwargs(cfg.env_id, cfg.env, resume_base), **(env_kwargs or {})}
+    env_kwargs = {**spec_kwargs(cfg.env_id, cfg.env, resume_base, allow_modules),
+                  **(env_kwargs or {})}
     env_kwargs["compile"] = env_kwargs.get("compile", False) or cfg.compile_env
     limit = cfg.max_episode_steps or env_kwargs.pop("max_episode_steps", None)  # a suite's
     env = make_vec_env(cfg.env_id, cfg.num_envs, device, limit, **env_kwargs)
     curriculum = TerrainCurriculum(env, cfg.curriculum_init_level) if cfg.curriculum else None
     env = env if curriculum is None else curriculum
+    own = terms_to_plain(env.unwrapped.config)  # recorded by import path (ValueError if none)
+    if own:
+        cfg = dataclasses.replace(cfg, env={**(cfg.env or {}), "terms": own})
     if cfg.action_map == "auto":  # the run records the map it took
         cfg = dataclasses.replace(cfg, action_map="twist" if skid_steered(
             env.unwrapped.config) else "direct")
