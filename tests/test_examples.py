@@ -56,3 +56,12 @@ def test_mppi_example(tmp_path):
     assert _main("mppi")(["--steps", "6", "--samples", "4", "--horizon", "3", "--every", "3",
                           "--out", str(tmp_path / "mppi.png")]) == 0
     assert (tmp_path / "mppi.png").stat().st_size > 10_000
+
+
+def test_custom_task_example(tmp_path):
+    # the four declared terms, a 2-iteration PPO run on them and its evaluation
+    assert _main("custom_task")(["--num-envs", "4", "--total-steps", "64", "--episodes", "4",
+                                 "--out", str(tmp_path / "ct")]) == 0
+    import json
+    res = json.loads((tmp_path / "ct" / "custom_eval.json").read_text())
+    assert "left_corridor" in res["ppo"]["end_reasons"]
