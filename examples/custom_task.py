@@ -61,7 +61,8 @@ TERMS = {
     "rewards": {"slip_on_soil": RewardTerm(slip_on_soil, weight=-0.1)},
     "terminations": {"left_corridor": TerminationTerm(left_corridor)},
     "observations": {"slope_ahead": ObservationTerm(slope_ahead, dim=1, low=-2.0, high=2.0)},
-    "events": {"friction_per_env": EventTerm(friction_per_env, mode="reset")},
+    "events": {"friction_per_env": EventTerm(friction_per_env, mode="reset",
+                                             sets=("friction",))},
 }
 
 

@@ -23,7 +23,7 @@ from .physics.models import MODELS, model_class
 from .physics.models.ground_following import GroundFollowing
 from .observations import TERM_NAMES as OBS_TERMS
 from .tasks import REASONS, RewardWeights
-from .terms import user_terms
+from .terms import check_event_params, user_terms
 from .physics.vehicle import preset
 
 __all__ = ["SimConfig", "TaskConfig", "ImuConfig", "HeightScanConfig", "make_config", "TASKS",
@@ -291,6 +291,7 @@ class SimConfig:
                               ("terminations", tuple(REASONS.values())),
                               ("observations", OBS_TERMS), ("events", ())):
             object.__setattr__(self, kind, user_terms(kind, getattr(self, kind), builtin))
+        check_event_params(self.events, model)
         if self.nan_action not in ("raise", "zero"):
             raise ValueError(f"nan_action must be 'raise' or 'zero', got {self.nan_action!r}")
 

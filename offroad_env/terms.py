@@ -47,7 +47,7 @@ import torch
 
 __all__ = ["RewardTerm", "TerminationTerm", "ObservationTerm", "EventTerm", "EventContext",
            "TermMap", "EVENT_MODES", "FIRST_USER_CODE", "user_terms", "run_events",
-           "KINDS", "terms_to_plain", "terms_from_plain", "term_path", "load_term",
+           "KINDS", "terms_to_plain", "terms_from_plain", "check_event_params", "term_path", "load_term",
            "check_term_output"]
 
 #: the modes of an event term
@@ -146,11 +146,14 @@ class ObservationTerm:
 @dataclass(frozen=True, eq=False, repr=False)
 class EventTerm:
     """``fn(ev, mask, **params)`` at every reset (``mode="reset"``) or every ``every`` steps
-    (``mode="interval"``)."""
+    (``mode="interval"``). ``sets``: the per-environment parameters it may change
+    (:data:`offroad_env.params.PARAMS`; ``ev.set_params`` refuses others), checked against the
+    model when the config is built."""
 
     fn: Callable
     mode: str = "reset"
     every: int = 1
+    sets: tuple = ()
     params: dict = field(default_factory=dict)
 
     __repr__ = _repr
@@ -163,6 +166,12 @@ class EventTerm:
                              f"{self.mode!r}")
         if isinstance(self.every, bool) or not isinstance(self.every, int) or self.every < 1:
             raise ValueError(f"an event term's every must be an int >= 1, got {self.every!r}")
+        from .params import PARAMS
+        object.__setattr__(self, "sets", tuple(self.sets))
+        bad = [p for p in self.sets if p not in PARAMS]
+        if bad:
+            raise ValueError(f"an event term's sets names unknown parameters {bad}; known: "
+                             f"{PARAMS}")
 
 
 KINDS = _KINDS = {"rewards": RewardTerm, "terminations": TerminationTerm,
@@ -180,6 +189,17 @@ class TermMap(dict):
                         "replace) with another dict")
 
     __setitem__ = __delitem__ = update = pop = popitem = clear = setdefault = _refuse
+
+
+def check_event_params(events: dict, model) -> None:
+    """Refuse events whose declared parameters (``sets``) the model class ``model`` does not
+    vary per environment, naming the event and the model."""
+    allowed = model.per_env_params
+    for name, ev in events.items():
+        bad = [p for p in ev.sets if allowed is not None and p not in allowed]
+        if bad:
+            raise ValueError(f"event term {name!r} sets {bad}, which the {model.name} model does "
+                             f"not vary per environment (it varies {allowed})")
 
 
 def user_terms(kind: str, terms, builtin: tuple[str, ...]) -> TermMap:
@@ -247,6 +267,11 @@ class EventContext:
         return self._sim._draw(k, None, mask)
 
     def set_params(self, mask: torch.Tensor, **values) -> None:
+        undeclared = sorted(set(values) - set(self._sim.cfg.events[self.name].sets))
+        if undeclared:
+            raise ValueError(f"event term {self.name!r} sets {undeclared}, which its sets= does "
+                             "not declare (the config checks declared parameters against the "
+                             "model when it is built)")
         try:
             self._sim.set_params(mask, **values)
         except ValueError as exc:

@@ -50,7 +50,7 @@ TERMS = dict(rewards={"slip_on_sand": RewardTerm(slip_on_sand, weight=-0.1,
                                                  params={"scale": 2.0})},
              terminations={"left_corridor": TerminationTerm(left_corridor)},
              observations={"slope_ahead": ObservationTerm(slope_ahead, 1, -1.0, 1.0)},
-             events={"friction_per_env": EventTerm(friction_per_env)})
+             events={"friction_per_env": EventTerm(friction_per_env, sets=("friction",))})
 
 
 def _run(cfg, n=64, steps=200, compile=False, seed=3):
@@ -161,9 +161,16 @@ def test_bad_terms_are_refused_naming_the_term():
         _cfg(rewards={"x": slip_on_sand})
     # an event that sets a parameter outside its checked range: refused, naming the event
     env = OffroadVectorEnv(num_envs=4, config=_cfg(events={"icy": EventTerm(
-        friction_per_env, params={"lo": -1.0, "hi": -0.5})}))
+        friction_per_env, sets=("friction",), params={"lo": -1.0, "hi": -0.5})}))
     with pytest.raises(ValueError, match="event term 'icy'.*friction"):
         env.reset(seed=0)
+    # one that sets what it did not declare; one that declares what the model does not vary
+    env = OffroadVectorEnv(num_envs=4, config=_cfg(events={"sly": EventTerm(friction_per_env)}))
+    with pytest.raises(ValueError, match="event term 'sly' sets \\['friction'\\], which its"):
+        env.reset(seed=0)
+    with pytest.raises(ValueError, match="'heavy' sets \\['mass'\\].*rigid_body model"):
+        make_config("nav", dynamics="rigid_body", ground="rigid_contact", events={
+            "heavy": EventTerm(friction_per_env, sets=("mass",))})
 
 
 def test_terms_have_import_paths_and_loading_one_needs_permission():
