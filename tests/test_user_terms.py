@@ -209,3 +209,15 @@ def test_a_run_records_its_terms_and_a_checkpoint_rebuilds_them_only_when_allowe
         env_kwargs(state["config"]["env_id"], spec, tmp_path)
     kw = env_kwargs(state["config"]["env_id"], spec, tmp_path, allow_modules=(__name__,))
     assert set(kw["rewards"]) == {"slip_on_sand"} and set(kw["terminations"]) == {"left_corridor"}
+
+
+def test_the_suite_tables_count_a_user_end_reason():
+    from train.bench import _cell
+
+    labels = np.array(["goal_reached", "left_corridor", "left_corridor", "stuck"])
+    per = {"label": labels, "length": np.array([10, 20, 30, 40]),
+           "mean_roll": np.zeros(4), "mean_pitch": np.zeros(4), "max_roll": np.zeros(4),
+           "max_pitch": np.zeros(4), "min_margin": np.zeros(4), "energy": np.zeros(4)}
+    c = _cell(np.ones(4, bool), per, 0.05, extra=("left_corridor",))
+    assert c["left_corridor_rate"] == 0.5 and c["success_rate"] == 0.25
+    assert c["stuck_rate"] == 0.25 and c["time_to_goal_s"] == 0.5
