@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from .policies import BASELINES
-from .suite import SUITES_DIR
+from .suite import SUITES_DIR, load_suite
 
 __all__ = ["mcnemar", "load_results", "report", "report_markdown", "store_reference", "main"]
 
@@ -53,7 +53,7 @@ def mcnemar(a: np.ndarray, b: np.ndarray) -> dict:
     n, k = n10 + n01, min(n10, n01)
     if n == 0:
         return {"a_only": 0, "b_only": 0, "p": 1.0}
-    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2.0 ** n
+    tail = sum(math.comb(n, i) for i in range(k + 1)) / (1 << n)  # ints: exact for any n
     return {"a_only": n10, "b_only": n01, "p": min(1.0, 2.0 * tail)}
 
 
@@ -144,6 +144,83 @@ def report(results: dict[str, dict], reference: str, straight: str = "heuristic"
     return out
 
 
+def obstacle_notes(spec, open_tasks: list[dict]) -> dict[int, str]:
+    """What every path of an open task of the ``steps`` or ``ditches`` family must cross,
+    ``{task: note}`` (tasks numbered as in the results). Both families' features span the map
+    (ledges are parallel lines, trenches straight strips), so what the straight line from start
+    to goal crosses, every path crosses: an up-ledge (the largest rise over 1.25 cells, samples
+    1/4 cell apart) against the suite's quasi-static 4WD limit (a quarter of its top ledge,
+    ``family_options["max_step"]``), or a trench (the line dips to its floor) with its walls
+    against ``atan(mu)``. These are the obstacles; they do not prove a task impossible
+    (momentum is not bounded here)."""
+    import torch
+    from offroad_env.frames import build_maps
+    from terrain import level_spec
+
+    from .suite import suite_config, suite_tasks
+
+    want = {(t["family"], t["task"]) for t in open_tasks if t["family"] in ("steps", "ditches")}
+    if not want:
+        return {}
+    notes, first = {}, 0
+    r = 0.1651 if spec.vehicle == "husky" else None
+    for g in spec.groups():
+        n_g = g.num_tasks
+        fams = [f for f in g.families if f in ("steps", "ditches")]
+        if not fams or not any(f in fams for f, _ in want):
+            first += n_g
+            continue
+        world = build_maps(suite_config(g))
+        tasks = suite_tasks(g, world)
+        res = min(world.resolution) / 4
+        for i in range(n_g):
+            fam = g.families[int(tasks["family"][i])]
+            # the results number tasks family by family in the suite's order
+            k = _result_index(spec, g, tasks, i)
+            if (fam, k) not in want:
+                continue
+            (x0, y0), (x1, y1) = tasks["start"][i][:2], tasks["goal"][i]
+            m = int(math.hypot(x1 - x0, y1 - y0) / res) + 2
+            t = torch.linspace(0.0, 1.0, m, dtype=torch.float64)
+            z = world.height(x0 + t * (x1 - x0), y0 + t * (y1 - y0),
+                             torch.full((m,), int(tasks["map_index"][i]))).double()
+            lv = level_spec(g.levels.family.__class__(**{**g.levels.family.__dict__,
+                                                         "family": fam}), int(
+                tasks["level"][i]))
+            if fam == "steps":
+                up = float((z[5:] - z[:-5]).max())  # a ledge spans one cell (bilinear)
+                h = lv["step_height"]
+                limit = spec.family_options.get("max_step", 0.0) / 4
+                if up > 0.5 * h:
+                    notes[k] = (f"every path climbs a ledge of {h:.3f} m"
+                                + (f" = {h / r:.2f} r" if r else "")
+                                + (f" (quasi-static 4WD limit {limit:.3f} m)" if limit else ""))
+            else:
+                d, wall = lv["depth"], lv["wall_deg"]
+                ends = torch.stack((z[0], z[-1]))
+                if float(z.min()) <= float(ends.min()) - 0.9 * d:
+                    notes[k] = (f"every path crosses a trench {d:.2f} m deep with "
+                                f"{wall:.1f} deg walls (atan(mu) = "
+                                f"{math.degrees(math.atan(_mu(spec))):.1f} deg)")
+        first += n_g
+    return notes
+
+
+def _mu(spec) -> float:
+    from .suite import suite_config
+    return float(suite_config(spec.groups()[0]).ground_mu)
+
+
+def _result_index(spec, g, tasks, i: int) -> int:
+    """The results' number of task ``i`` of group ``g`` (families in the suite's order, each
+    family's tasks in the group's order)."""
+    fam = g.families[int(tasks["family"][i])]
+    before = sum(spec.num_levels * spec.worlds * spec.pairs
+                 for f in spec.families[:spec.families.index(fam)])
+    same = int((tasks["family"][:i] == tasks["family"][i]).sum())
+    return before + same
+
+
 def report_markdown(rep: dict) -> str:
     """The report as Markdown: the per-family table with the paired tests, then the lists."""
     ref, others = rep["reference"], rep["policies"]
@@ -180,6 +257,14 @@ def report_markdown(rep: dict) -> str:
     lines += ["", f"Tasks no policy finishes (open, not certified impossible): "
               f"{len(rep['open'])}; by family and level:"]
     lines.append(_count_line(rep["open"]))
+    known = [t for t in rep["open"] if t.get("obstacle")]
+    if known:
+        lines += ["", f"Of these, {len(known)} have an obstacle on every path "
+                  "(train.reference.obstacle_notes), by family and level:",
+                  _count_line(known)]
+        for note in sorted({t["obstacle"] for t in known}):
+            n = sum(t.get("obstacle") == note for t in known)
+            lines.append(f"- {n} x {note}")
     lines += ["", f"Tasks only the reference finishes: {len(rep['reference_only'])}; by "
               "family and level:", _count_line(rep["reference_only"])]
     return "\n".join(lines) + "\n"
@@ -232,10 +317,19 @@ def main(argv=None) -> int:
     p.add_argument("--store", action="store_true",
                    help="write the reference per task into train/suites/<suite>.json")
     p.add_argument("--note", default="", help="with --store: how the reference was run")
+    p.add_argument("--obstacles", action="store_true",
+                   help="name what every path of an open steps or ditches task crosses "
+                        "(builds the suite's maps)")
+    p.add_argument("--suite", default=None,
+                   help="the suite's name or file for --obstacles (default: the results')")
     args = p.parse_args(argv)
     try:
         results = load_results(args.results)
         rep = report(results, args.reference, args.straight)
+        if args.obstacles:
+            spec = load_suite(args.suite or results[args.reference]["suite"]["name"])
+            for k, note in obstacle_notes(spec, rep["open"]).items():
+                next(t for t in rep["open"] if t["task"] == k)["obstacle"] = note
         if args.store:
             name = results[args.reference]["suite"]["name"]
             store_reference(SUITES_DIR / f"{name}.json", results[args.reference],
