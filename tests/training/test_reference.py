@@ -55,3 +55,16 @@ def test_report_pairs_the_policies_task_by_task(tmp_path):
         load_results([p1, p2])
     with pytest.raises(ValueError, match="no results for the reference"):
         report(res, "cem")
+
+
+def test_obstacle_notes_name_the_ledge_every_path_climbs():
+    # offroad-bench-v2's steps family at level 9: ledges of 4 x the quasi-static 4WD limit
+    # (0.304 m = 1.84 r) span the map, so a pair with an up-ledge between them is noted
+    from train.reference import obstacle_notes
+    from train.suite import load_suite
+
+    spec = load_suite("offroad-bench-v2")
+    tasks = [{"task": 780 + i, "family": "steps", "level": 9} for i in range(20)]
+    notes = obstacle_notes(spec, tasks)
+    assert len(notes) >= 10 and set(notes) <= {t["task"] for t in tasks}
+    assert all("0.304 m = 1.84 r (quasi-static 4WD limit 0.076 m)" in n for n in notes.values())
