@@ -24,9 +24,9 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timing import median_time  # noqa: E402
-from offroad_env.dynamics import (AckermannParams, SkidSteerParams, SkidSteerState,  # noqa: E402
+from offroad_env.physics.dynamics import (AckermannParams, SkidSteerParams, SkidSteerState,  # noqa: E402
                                   ackermann_step, skid_steer_step, unicycle_step)
-from offroad_env.vehicle import husky  # noqa: E402
+from offroad_env.physics.vehicle import husky  # noqa: E402
 
 
 def throughput(n, repeats):

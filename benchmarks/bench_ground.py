@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timing import median_time  # noqa: E402
 import terrain  # noqa: E402
-from offroad_env.ground import four_wheel, rigid_contact  # noqa: E402
-from offroad_env.vehicle import eight_wheel_rover, husky  # noqa: E402
+from offroad_env.physics.ground import four_wheel, rigid_contact  # noqa: E402
+from offroad_env.physics.vehicle import eight_wheel_rover, husky  # noqa: E402
 
 
 def bench_map() -> terrain.HeightMap:

@@ -10,13 +10,16 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import sys
+import warnings
 
 __all__ = ["alias"]
 
 
 def alias(old: str, new: str) -> None:
     """Make the module ``old`` (being imported now) the module ``new``, and likewise for each
-    submodule of a package."""
+    submodule of a package; warns (once: a module is imported once) with the new path."""
+    warnings.warn(f"{old} moved to {new}; import it from there ({old} goes in the next minor "
+                  "version)", DeprecationWarning, stacklevel=3)
     module = importlib.import_module(new)
     sys.modules[old] = module
     for info in pkgutil.iter_modules(getattr(module, "__path__", [])):

@@ -194,7 +194,7 @@ class SimConfig:
             stable up to 10 ms substeps, see BENCHMARKS.md).
         integrator: the kinematic models' (unicycle, Ackermann) integration: ``"euler"`` (the
             unicycle seed's forward Euler) or ``"exact"`` (circular arcs; the Ackermann
-            steering angle moving through the step), :data:`~offroad_env.dynamics.INTEGRATORS`.
+            steering angle moving through the step), :data:`~offroad_env.physics.dynamics.INTEGRATORS`.
         ground: ``"four_wheel"`` or ``"rigid_contact"``; d_eps: contact threshold [m], >= 0.
         terrain: generator config of the maps; num_maps: maps in the stack (one drawn per
             episode); terrain_seed: the maps' seed (the env seed draws spawns, not maps). A

@@ -204,7 +204,7 @@ TERMS: dict[str, ObsTerm] = {
     "command": ObsTerm(_command_spec, _command),
     "prev_action": ObsTerm(_action_spec, _prev_action),
     "height_scan": ObsTerm(_scan_spec, _height_scan),
-    # force-angle stability margin [rad] (offroad_env.stability): < 0 tips
+    # force-angle stability margin [rad] (offroad_env.physics.stability): < 0 tips
     "stability": ObsTerm(_fixed(1, -math.pi / 2, math.pi), _stability),
     # the share of the friction cone the motion demands (1: at the limit; offroad_env.tasks)
     "traction": ObsTerm(_fixed(1, 0.0, 10.0), _traction),

@@ -94,7 +94,7 @@ class StateView(NamedTuple):
             sensor frame.
         body_velocity: ``(N, 3)`` forward, left speed [m/s], yaw rate [rad/s].
         goal_w: ``(N, 2)`` goal, world [m], float64. map_index, steps: ``(N,)`` int64.
-        contact: the last :class:`~offroad_env.ground.GroundContact`, with its per-wheel loads
+        contact: the last :class:`~offroad_env.physics.ground.GroundContact`, with its per-wheel loads
             (computed for the view where the step did not need them), in the simulation frame:
             its positions plus ``origin`` are world positions.
         origin: ``(3,)`` float64 world position [m] of the simulation frame's origin (the map

@@ -4,7 +4,7 @@ import numpy as np
 import torch
 
 import terrain
-from offroad_env.vehicle import Vehicle
+from offroad_env.physics.vehicle import Vehicle
 
 F64 = torch.float64
 G = 9.81

@@ -156,3 +156,28 @@ def test_models_families_baselines_and_suites_agree():
     for path in sorted(bench.SUITES_DIR.glob("*.json")):
         spec = bench.load_suite(str(path))
         assert set(spec.families) <= set(terrain.FAMILIES), path.name
+
+
+def test_the_old_module_paths_are_the_new_modules_and_warn_with_the_new_path():
+    import importlib
+    import subprocess
+    import sys
+
+    old = ("batch", "constants", "dynamics", "ground", "imu", "rotations", "slip", "stability",
+           "urdf", "vehicle")
+    code = ("import warnings, importlib\nwarnings.simplefilter('always')\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            f"    for m in {old!r}:\n"
+            "        a = importlib.import_module('offroad_env.' + m)\n"
+            "        assert a is importlib.import_module('offroad_env.physics.' + m), m\n"
+            "print('\\n'.join(str(x.message) for x in w))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    for m in old:
+        assert f"offroad_env.{m} moved to offroad_env.physics.{m}" in out
+    # nothing in the package imports them: a plain import warns nothing
+    res = subprocess.run([sys.executable, "-W", "error::DeprecationWarning", "-c",
+                          "import offroad_env, train.bench, train.ppo, wrappers"],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert importlib.import_module("offroad_env.physics.vehicle")

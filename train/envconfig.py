@@ -32,7 +32,7 @@ import terrain as terrain_pkg
 from offroad_env import ENV_IDS, SimConfig, TaskConfig, make_config
 from offroad_env.cli import add_config_options
 from offroad_env.config import DYNAMICS, GROUND_METHODS, OBS_TERMS
-from offroad_env.dynamics import INTEGRATORS
+from offroad_env.physics.dynamics import INTEGRATORS
 from offroad_env.tasks import TIP_RULES, RewardWeights
 from offroad_env.terms import terms_from_plain
 

@@ -9,7 +9,7 @@ import torch
 import terrain
 from offroad_env import OffroadVectorEnv, Simulator
 from offroad_env.config import SimConfig
-from offroad_env.dynamics import SkidSteerParams
+from offroad_env.physics.dynamics import SkidSteerParams
 
 from env_util import rollout, small_env
 

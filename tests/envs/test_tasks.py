@@ -8,7 +8,7 @@ import torch
 
 from offroad_env import tasks
 from offroad_env.tasks import EndReason
-from offroad_env.vehicle import Vehicle, husky
+from offroad_env.physics.vehicle import Vehicle, husky
 
 
 def test_tip_over_predicate_by_limits_and_by_lost_support():
@@ -57,7 +57,7 @@ def _on_plane(vehicle, ground, slope_x=0.0, slope_y=0.0, yaw=0.0, mu=2.0):
     import terrain
     from offroad_env import Simulator
     from offroad_env.config import SimConfig, TaskConfig
-    from offroad_env.dynamics import SkidSteerParams
+    from offroad_env.physics.dynamics import SkidSteerParams
     plane = terrain.PlaneConfig(size=(12.0, 12.0), resolution=(0.05, 0.05), slope_x=slope_x,
                                 slope_y=slope_y)
     sim = Simulator(SimConfig(vehicle=vehicle, ground=ground, terrain=plane, num_maps=1,
@@ -91,7 +91,7 @@ def test_on_a_side_slope_the_margin_reaches_zero_at_atan_t_over_h(name, ground):
     # mu = 2: the tyres hold past the tipping angle. The contact points lie a wheel radius
     # along the terrain normal from the hubs (straight down put it r sin(beta) downhill: the
     # margin reached zero near atan(t / (h - r)), 85 deg for the Husky instead of 56.5)
-    from offroad_env.vehicle import preset
+    from offroad_env.physics.vehicle import preset
     arm, h = _lever_arms(preset(name))
     tip = math.atan(arm["right"] / h)
     for beta_deg in (10.0, 30.0, math.degrees(tip) - 3.0, math.degrees(tip) + 2.0):
@@ -103,7 +103,7 @@ def test_on_a_side_slope_the_margin_reaches_zero_at_atan_t_over_h(name, ground):
 
 @pytest.mark.parametrize("ground", ["four_wheel", "rigid_contact"])
 def test_pitching_up_or_down_a_slope_the_margin_reaches_zero_at_atan_l_over_h(ground):
-    from offroad_env.vehicle import preset
+    from offroad_env.physics.vehicle import preset
     arm, h = _lever_arms(preset("husky"))
     beta = math.radians(40.0)
     for yaw, side in ((0.0, "rear"), (math.pi, "front")):  # nose up: tips back; nose down
@@ -118,7 +118,7 @@ def test_pitching_up_or_down_a_slope_the_margin_reaches_zero_at_atan_l_over_h(gr
 def test_a_turn_on_a_side_slope_throwing_downhill_tips_at_g_t_over_h_cos_minus_sin(beta_deg):
     # a_y is the acceleration in the slope plane along the body's y axis (uphill, the inertial
     # force downhill): zero margin at a_y = g (t/h cos(beta) - sin(beta)); mu = 2 holds it
-    from offroad_env.vehicle import preset
+    from offroad_env.physics.vehicle import preset
     arm, h = _lever_arms(preset("husky"))
     beta = math.radians(beta_deg)
     sim = _on_plane("husky", "rigid_contact", slope_y=math.tan(beta))

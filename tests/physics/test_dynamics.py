@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 import torch
 
-from offroad_env.dynamics import (AckermannParams, SkidSteerParams, SkidSteerState,
+from offroad_env.physics.dynamics import (AckermannParams, SkidSteerParams, SkidSteerState,
                                   ackermann_step, side_targets, skid_steer_step, unicycle_step,
                                   wheel_speeds_to_body)
-from offroad_env.slip import (friction_ellipse, slip_angle, slip_ratio, soft_soil_traction)
-from offroad_env.vehicle import Vehicle, husky
+from offroad_env.physics.slip import (friction_ellipse, slip_angle, slip_ratio, soft_soil_traction)
+from offroad_env.physics.vehicle import Vehicle, husky
 
 F64 = torch.float64
 
@@ -320,7 +320,7 @@ def test_bad_params(kw):
                         torch.zeros(1, 4), torch.zeros(1), torch.zeros(1), 0.01, substeps=0)
 
 
-import offroad_env.dynamics as dyn  # noqa: E402
+import offroad_env.physics.dynamics as dyn  # noqa: E402
 
 
 def test_the_exact_unicycle_step_is_the_circular_arc_for_any_dt():

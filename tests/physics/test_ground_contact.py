@@ -6,8 +6,8 @@ import pytest
 import torch
 
 import terrain
-from offroad_env.ground import place, support_forces
-from offroad_env.vehicle import husky
+from offroad_env.physics.ground import place, support_forces
+from offroad_env.physics.vehicle import husky
 
 from ground_util import F64, flat_map
 
@@ -114,7 +114,7 @@ def test_loads_go_to_the_touching_wheels_and_still_balance():
     import numpy as np
     import terrain as _t
     from offroad_env import rigid_contact, six_wheel_rover
-    from offroad_env.ground.loads import TOUCH_TOL, support_forces
+    from offroad_env.physics.ground.loads import TOUCH_TOL, support_forces
     v = six_wheel_rover()
     cfg = _t.BumpsConfig(size=(20.0, 20.0), resolution=(0.05, 0.05), count=60,
                          height_range=(0.05, 0.25), sigma_range=(0.3, 1.0))

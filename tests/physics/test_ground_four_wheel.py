@@ -5,8 +5,8 @@ import math
 import pytest
 import torch
 
-from offroad_env.ground import four_wheel, rigid_contact
-from offroad_env.vehicle import Vehicle, eight_wheel_rover, husky, six_wheel_rover
+from offroad_env.physics.ground import four_wheel, rigid_contact
+from offroad_env.physics.vehicle import Vehicle, eight_wheel_rover, husky, six_wheel_rover
 
 from ground_util import F64, G, check_equilibrium, flat_map, plane_map
 
@@ -66,7 +66,7 @@ def test_four_wheel_on_planes_gives_the_seed_formulas(a, b):
     torch.testing.assert_close(res.pitch, torch.atan(-a_h))
     torch.testing.assert_close(res.roll, torch.atan(b_l))
     # R is Rz Ry Rx of those angles
-    from offroad_env.rotations import rot_zyx
+    from offroad_env.physics.rotations import rot_zyx
     torch.testing.assert_close(res.rotation, rot_zyx(yaw, res.pitch, res.roll))
     # the rear-axle origin: the wheel radius along the body z axis above the rear contact
     contact = torch.stack((x, y, a * x + b * y + 0.3), 1)

@@ -8,8 +8,8 @@ import pytest
 import torch
 
 import terrain
-from offroad_env.ground import place, rigid_contact
-from offroad_env.vehicle import Vehicle, eight_wheel_rover, husky, six_wheel_rover
+from offroad_env.physics.ground import place, rigid_contact
+from offroad_env.physics.vehicle import Vehicle, eight_wheel_rover, husky, six_wheel_rover
 
 from ground_util import (F64, G, check_equilibrium, flat_map, off_centre,
                          plane_map, rough_map, step_under_front_left)

@@ -2,7 +2,7 @@
 
 import torch
 
-from offroad_env.rotations import matmul3, matvec3, place_points, rot_zyx
+from offroad_env.physics.rotations import matmul3, matvec3, place_points, rot_zyx
 
 F64 = torch.float64
 

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from offroad_env import husky, rc_truck, six_wheel_rover
-from offroad_env.stability import body_acceleration, edge_table, force_angle_margin
+from offroad_env.physics.stability import body_acceleration, edge_table, force_angle_margin
 from offroad_env.tasks import static_tip_limits
 
 G = 9.81
@@ -105,7 +105,7 @@ def _circle(yaw_rate, vehicle="rc_truck", speed=5.0, steps=60, mu=2.0, **task):
     """Drive straight for 1 s (up to speed), then turn at ``yaw_rate`` on ground of friction
     ``mu``: (step of the tip-over after the turn began or None, end reason, last observation
     (roll, pitch, stability, traction))."""
-    from offroad_env.dynamics import SkidSteerParams
+    from offroad_env.physics.dynamics import SkidSteerParams
     from offroad_env import OffroadVectorEnv, TaskConfig
     from offroad_env.config import SimConfig
     import terrain

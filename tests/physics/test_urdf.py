@@ -3,7 +3,7 @@
 import pytest
 
 from offroad_env import OffroadVectorEnv, Vehicle, data_file, husky
-from offroad_env.urdf import URDFError
+from offroad_env.physics.urdf import URDFError
 
 DATA = data_file("husky.urdf").parent  # copies of ../shared/data/urdf (README_urdf.md there)
 

@@ -12,7 +12,7 @@ import pytest
 
 from offroad_env.cli import build_parser, urdf_vehicle_spec
 from offroad_env.physics.vehicle import preset
-from offroad_env.urdf import URDFError, vehicle_from_urdf
+from offroad_env.physics.urdf import URDFError, vehicle_from_urdf
 
 #: a small four-wheel rover: hubs at x = +-0.16, y = +-0.224 in base_link; base_link stands
 #: 0.0625 m above base_footprint. Each wheel link holds three collision cylinders: a hub cap

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from offroad_env.vehicle import (Vehicle, eight_wheel_rover, husky, rectangle_corners,
+from offroad_env.physics.vehicle import (Vehicle, eight_wheel_rover, husky, rectangle_corners,
                                  six_wheel_rover)
 
 

@@ -13,8 +13,8 @@ from gymnasium.vector import AutoresetMode
 import offroad_env
 import terrain
 from offroad_env import tasks
-from offroad_env.dynamics import SkidSteerParams, SkidSteerState, skid_steer_step
-from offroad_env.vehicle import VehicleBatch
+from offroad_env.physics.dynamics import SkidSteerParams, SkidSteerState, skid_steer_step
+from offroad_env.physics.vehicle import VehicleBatch
 from wrappers import (ActionDelay, DomainRandomization, DomainRandomizationEnv,
                       ObservationDelay, RandomizationConfig, TrajectoryRecorder, load_episode)
 
