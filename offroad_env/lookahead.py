@@ -4,9 +4,10 @@ environments (the simulator as a model for planners such as MPPI).
 :class:`Lookahead` keeps a second simulator of M rows on the same config, sharing the live
 env's height maps (the same tensors, not a copy). A call restores the snapshot into it and steps
 the ``(H, M, A)`` actions: no autoreset; a row that ended stays ended (its reward is 0 after the
-step it ended on, its end reason, ``terminated`` and ``truncated`` are kept, and its
-observation is frozen at the final one). The second simulator is compiled like the live step
-where the env is.
+step it ended on, its end reason, ``terminated`` and ``truncated`` are kept, its observation is
+frozen at the final one, and its state is put back to the one it ended in after each later step:
+it is not simulated past its end). The second simulator is compiled like the live step where
+the env is.
 
 Rows at the positions they hold in the live env (M = N) step bit for bit as the live step does,
 eagerly: the same kernels on the same shapes. A row cloned to other positions (``Snapshot.repeat``)
@@ -88,7 +89,11 @@ class Lookahead:
         why = torch.zeros(self.rows, dtype=torch.int64, device=sim.device)
         last = None
         for h in range(H):
+            frozen = bool(done.any())
+            before = sim.state.copy() if frozen else None  # shallow: steps replace tensors
             obs, reward, ended, info = sim.step(actions[h].to(sim.dtype))
+            if frozen:  # an ended row stays as it ended: it is not simulated on (a tipped
+                sim.state.restore(done, before)  # body stepped on rolls over into NaN)
             t, tr, reason = episode_ends(sim.state.steps, ended, info["end_reason"],
                                          self.max_episode_steps, sim.task.time_out_codes)
             xy = to_world(sim.origin, torch.stack((sim.state.x, sim.state.y), 1))

@@ -170,6 +170,13 @@ def test_an_ended_row_stays_ended_in_a_look_ahead():
     assert bool(ro.truncated[4].all()) and bool(ro.truncated[-1].all())
     assert float(ro.reward[5:].abs().max()) == 0.0
     assert torch.equal(ro.obs[-1], ro.obs[4])
+    # the rows are not simulated past their end: driving on after the time limit moves none
+    ro = env.lookahead(env.get_state(), torch.ones(12, 4, 2))
+    assert torch.equal(ro.position[-1], ro.position[4])
+    la = env.unwrapped._lookaheads[4]
+    assert torch.equal(
+        ro.position[-1], torch.stack((la.sim.state.x, la.sim.state.y), 1).double()
+        + torch.as_tensor(la.sim.origin[:2], dtype=torch.float64))
 
 
 def test_bad_look_ahead_actions_are_refused():
