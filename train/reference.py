@@ -250,10 +250,15 @@ def report_markdown(rep: dict) -> str:
                      f"{u['mcnemar']['p']:.2g}).")
     if "gap_closed" in rep:
         g = rep["gap_closed"]
-        lines.append(f"Gap from the straight line to the reference: "
-                     f"{100 * g['_gap']:.1f} points; closed by "
-                     + ", ".join(f"{k} {100 * v:.0f} %" for k, v in g.items()
-                                 if k != "_gap" and v is not None) + ".")
+        if g["_gap"] > 0:
+            lines.append(f"Gap from the straight line to the reference: "
+                         f"{100 * g['_gap']:.1f} points; closed by "
+                         + ", ".join(f"{k} {100 * v:.0f} %" for k, v in g.items()
+                                     if k != "_gap" and v is not None) + ".")
+        else:
+            lines.append(f"The reference is not above the straight line ({100 * g['_gap']:+.1f} "
+                         "points): there is no gap for the others to close, and it is no "
+                         "ceiling.")
     lines += ["", f"Tasks no policy finishes (open, not certified impossible): "
               f"{len(rep['open'])}; by family and level:"]
     lines.append(_count_line(rep["open"]))

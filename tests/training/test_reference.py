@@ -68,3 +68,10 @@ def test_obstacle_notes_name_the_ledge_every_path_climbs():
     notes = obstacle_notes(spec, tasks)
     assert len(notes) >= 10 and set(notes) <= {t["task"] for t in tasks}
     assert all("0.304 m = 1.84 r (quasi-static 4WD limit 0.076 m)" in n for n in notes.values())
+
+
+def test_a_reference_below_the_straight_line_is_said_to_be_no_ceiling():
+    G, S = "goal_reached", "stuck"
+    res = {"heuristic": _result([G, G, G, S]), "mppi": _result([G, G, S, S])}
+    md = report_markdown(report(res, "mppi"))
+    assert "not above the straight line (-25.0 points)" in md and "no ceiling" in md
