@@ -134,6 +134,10 @@ def report(results: dict[str, dict], reference: str, straight: str = "heuristic"
     level = np.concatenate([np.repeat(int(lv), res["by_family"][f][lv]["episodes"])
                             for f in res["by_family"] for lv in res["by_family"][f]
                             if lv != "all"])
+    out["levels"] = {f: {int(lv): {k: float(ok[k][(fam == f) & (level == lv)].mean())
+                                   for k in ok}
+                         for lv in sorted(set(level[fam == f].tolist()))}
+                     for f in dict.fromkeys(fam)}
     why = {k: v["per_task"]["end_reason"] for k, v in results.items()}
     none = np.flatnonzero(~np.any([ok[k] for k in ok], 0))
     out["open"] = [{"task": int(i), "family": str(fam[i]), "level": int(level[i]),
@@ -272,6 +276,14 @@ def report_markdown(rep: dict) -> str:
             lines.append(f"- {n} x {note}")
     lines += ["", f"Tasks only the reference finishes: {len(rep['reference_only'])}; by "
               "family and level:", _count_line(rep["reference_only"])]
+    names = others + [ref]
+    lines += ["", "Success % by family and level:", "",
+              "| family | level | " + " | ".join(names) + " |",
+              "|---|---|" + "---|" * len(names)]
+    for f, levels in rep["levels"].items():
+        for lv, cell in levels.items():
+            lines.append(f"| {f} | {lv} | " + " | ".join(f"{100 * cell[k]:.0f}" for k in names)
+                         + " |")
     return "\n".join(lines) + "\n"
 
 
