@@ -293,6 +293,8 @@ def term_path(fn) -> str | None:
     mod, qual = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "")
     if not mod or "<" in qual:
         return None
+    if mod == "__main__":  # a script: its own name, where that imports the same file
+        return _script_path(qual)
     try:
         obj = importlib.import_module(mod)
         for part in qual.split("."):
@@ -300,6 +302,26 @@ def term_path(fn) -> str | None:
     except (ImportError, AttributeError):
         return None
     return f"{mod}:{qual}" if obj is fn else None
+
+
+def _script_path(qual: str) -> str | None:
+    """``"stem:qualname"`` of a function of the running script, where ``import stem`` finds
+    that very file (its folder is on ``sys.path``, as a script's own folder is), else None."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    file = getattr(sys.modules.get("__main__"), "__file__", None)
+    if not file or "." in qual:
+        return None
+    stem = Path(file).stem
+    try:
+        spec = importlib.util.find_spec(stem)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin or Path(spec.origin).resolve() != Path(file).resolve():
+        return None
+    return f"{stem}:{qual}"
 
 
 def load_term(path: str, allow: tuple[str, ...] = ()) -> Callable:

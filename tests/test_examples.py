@@ -1,6 +1,7 @@
 """Every script in examples/ runs, as a smoke run of seconds with tiny budgets (none can rot)."""
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 def _main(name):
     spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # importable by name, as a run records its terms
     spec.loader.exec_module(mod)
     return mod.main
 

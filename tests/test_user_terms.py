@@ -221,3 +221,18 @@ def test_the_suite_tables_count_a_user_end_reason():
     c = _cell(np.ones(4, bool), per, 0.05, extra=("left_corridor",))
     assert c["left_corridor_rate"] == 0.5 and c["success_rate"] == 0.25
     assert c["stuck_rate"] == 0.25 and c["time_to_goal_s"] == 0.5
+
+
+def test_a_script_records_its_terms_by_its_own_importable_name(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "my_terms.py").write_text(
+        "from offroad_env.terms import term_path, load_term\n\n"
+        "def f(ctx):\n    return ctx\n\n"
+        "if __name__ == '__main__':\n"
+        "    p = term_path(f)\n"
+        "    print(p, load_term(p, allow=('my_terms',)).__qualname__)\n")
+    out = subprocess.run([sys.executable, str(tmp_path / "my_terms.py")], capture_output=True,
+                         text=True, check=True, cwd=tmp_path).stdout.split()
+    assert out == ["my_terms:f", "f"]
