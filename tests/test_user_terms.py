@@ -236,3 +236,20 @@ def test_a_script_records_its_terms_by_its_own_importable_name(tmp_path):
     out = subprocess.run([sys.executable, str(tmp_path / "my_terms.py")], capture_output=True,
                          text=True, check=True, cwd=tmp_path).stdout.split()
     assert out == ["my_terms:f", "f"]
+
+
+def test_an_interval_event_runs_on_the_rows_at_a_multiple_of_its_period():
+    calls = []
+
+    def count(ev, mask):
+        calls.append((ev.state.steps.clone(), mask.clone()))
+
+    env = OffroadVectorEnv(num_envs=4, config=_cfg(events={"tick": EventTerm(
+        count, mode="interval", every=3)}))
+    env.reset(seed=0)
+    for _ in range(7):
+        env.step(torch.zeros(4, 2))
+    assert len(calls) == 7  # called before every step, on the rows whose step count % 3 == 0
+    for steps, mask in calls:
+        assert torch.equal(mask, steps % 3 == 0)
+    assert [bool(m.all()) for _, m in calls] == [True, False, False, True, False, False, True]
