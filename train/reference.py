@@ -166,13 +166,15 @@ def obstacle_notes(spec, open_tasks: list[dict]) -> dict[int, str]:
     want = {(t["family"], t["task"]) for t in open_tasks if t["family"] in ("steps", "ditches")}
     if not want:
         return {}
-    notes, first = {}, 0
-    r = 0.1651 if spec.vehicle == "husky" else None
+    from offroad_env.physics.vehicle import preset
+
+    notes = {}
+    r = preset(spec.vehicle).wheel_radius  # the ledges in wheel radii
+    mu = _mu(spec)
     for g in spec.groups():
         n_g = g.num_tasks
         fams = [f for f in g.families if f in ("steps", "ditches")]
         if not fams or not any(f in fams for f, _ in want):
-            first += n_g
             continue
         world = build_maps(suite_config(g))
         tasks = suite_tasks(g, world)
@@ -197,7 +199,7 @@ def obstacle_notes(spec, open_tasks: list[dict]) -> dict[int, str]:
                 limit = spec.family_options.get("max_step", 0.0) / 4
                 if up > 0.5 * h:
                     notes[k] = (f"every path climbs a ledge of {h:.3f} m"
-                                + (f" = {h / r:.2f} r" if r else "")
+                                + f" = {h / r:.2f} r"
                                 + (f" (quasi-static 4WD limit {limit:.3f} m)" if limit else ""))
             else:
                 d, wall = lv["depth"], lv["wall_deg"]
@@ -205,8 +207,7 @@ def obstacle_notes(spec, open_tasks: list[dict]) -> dict[int, str]:
                 if float(z.min()) <= float(ends.min()) - 0.9 * d:
                     notes[k] = (f"every path crosses a trench {d:.2f} m deep with "
                                 f"{wall:.1f} deg walls (atan(mu) = "
-                                f"{math.degrees(math.atan(_mu(spec))):.1f} deg)")
-        first += n_g
+                                f"{math.degrees(math.atan(mu)):.1f} deg)")
     return notes
 
 
