@@ -47,7 +47,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 import torch
 
-__all__ = ["Soil", "SoilView", "SOILS", "soil", "tan_phi", "pressure", "support", "sinkage", "sinkage_closed_form",
+__all__ = ["Soil", "SoilView", "SOILS", "soil", "tan_phi", "pressure", "support", "sinkage", "sinkage_slope", "sinkage_closed_form",
            "inverse_table",
            "compaction_resistance", "contact_length", "thrust", "drawbar_pull", "slip_sinkage",
            "N_RANGE"]
@@ -242,10 +242,11 @@ def inverse_table(dtype, device) -> tuple:
     return _TABLES[key]
 
 
-def _log_u(n, psi: torch.Tensor) -> torch.Tensor:
+def _log_u(n, psi: torch.Tensor, slope: bool = False):
     """``log u`` where ``log F_n(u) / (n + 1/2) = psi``: bilinear in the table of
     :func:`inverse_table` (``n`` a float or a tensor that broadcasts with ``psi``: soils may
-    differ per element), clamped to ``[log U_MIN, 0]``."""
+    differ per element), clamped to ``[log U_MIN, 0]``. ``slope``: also ``d log u / d psi``
+    of that interpolant (0 where ``psi`` is clamped)."""
     flat, rows, cols, psi_lo, step = inverse_table(psi.dtype, psi.device)
     fi = torch.as_tensor((n - N_RANGE[0]) / _N_STEP, dtype=psi.dtype, device=psi.device)
     fi = torch.broadcast_to(fi, psi.shape).clamp(0.0, rows - 1.0)
@@ -256,8 +257,13 @@ def _log_u(n, psi: torch.Tensor) -> torch.Tensor:
     wj = fj - j0
     idx = (i0 * cols + j0).to(torch.int64)
     at = lambda k: torch.take(flat, idx + k)  # noqa: E731
-    return ((1.0 - wi) * ((1.0 - wj) * at(0) + wj * at(1))
-            + wi * ((1.0 - wj) * at(cols) + wj * at(cols + 1)))
+    a0, a1, b0, b1 = at(0), at(1), at(cols), at(cols + 1)
+    lu = (1.0 - wi) * ((1.0 - wj) * a0 + wj * a1) + wi * ((1.0 - wj) * b0 + wj * b1)
+    if not slope:
+        return lu
+    inside = (psi >= psi_lo) & (psi <= psi_lo + (cols - 1) * step)
+    d = ((1.0 - wi) * (a1 - a0) + wi * (b1 - b0)) * (1.0 / step)
+    return lu, torch.where(inside, d, torch.zeros_like(d))
 
 
 def sinkage(s: Soil, b, r, W, static: bool = False) -> torch.Tensor:
@@ -272,6 +278,18 @@ def sinkage(s: Soil, b, r, W, static: bool = False) -> torch.Tensor:
     F = W.clamp_min(1e-30) / ((2.0 if static else 1.0) * b * s.k(b) * r ** (s.n + 1.0))
     lu = _log_u(s.n, torch.log(F) / (s.n + 0.5))
     return torch.where(W > 0, r * torch.exp(lu), torch.zeros_like(W))
+
+
+def sinkage_slope(s: Soil, b, r, W, static: bool = False):
+    """:func:`sinkage` ``z`` [m] of the loads ``W`` [N] (a float tensor) and its slope ``dz/dW``
+    [m/N], the derivative of the same interpolant (``z = r u``, ``dz/dW = z (d log u / d psi)
+    / ((n + 1/2) W)``; 0 for ``W <= 0`` and where the table is clamped)."""
+    F = W.clamp_min(1e-30) / ((2.0 if static else 1.0) * b * s.k(b) * r ** (s.n + 1.0))
+    lu, dlu = _log_u(s.n, torch.log(F) / (s.n + 0.5), slope=True)
+    pos = W > 0
+    z = torch.where(pos, r * torch.exp(lu), torch.zeros_like(W))
+    dz = torch.where(pos, z * dlu / ((s.n + 0.5) * W.clamp_min(1e-30)), torch.zeros_like(W))
+    return z, dz
 
 
 def sinkage_closed_form(s: Soil, b, r, W):

@@ -170,3 +170,49 @@ def test_a_given_start_that_cannot_rest_is_kept_and_said():
     with pytest.warns(UserWarning, match="no stable rest"):
         sim = _reset(30.0, mu=0.5)  # friction cannot hold 30 deg at mu 0.5
     assert not bool(sim.state.contact.converged.any())
+
+
+@pytest.mark.parametrize("soil", list(SOILS))
+def test_a_wheels_load_on_soil_meets_a_bisection_to_the_last_digit(soil):
+    """The rest's load on soil (a bracketed root search of ``spring(c) = ratio_n W`` with
+    ``c + Z(W) = p``) against 80 halvings of the load itself, in float64, over compressions
+    below and past the bump stop's onset and wheels tilted off the normal: within 1e-8
+    relative (the search's 8 rounds; the bisection resolves to 2^-80)."""
+    from types import SimpleNamespace
+
+    from offroad_env.physics import rest
+    from offroad_env.physics.soil import sinkage
+    s = SOILS[soil]
+    gen = torch.Generator().manual_seed(3)
+    k, k_b, s_max = 1.2e5, 1.2e6, 0.025
+    lay = SimpleNamespace(k=torch.tensor(k, dtype=F64), k_b=torch.tensor(k_b, dtype=F64),
+                          s_max=torch.tensor(s_max, dtype=F64))
+    p = torch.rand(4, 2000, generator=gen, dtype=F64) * 0.08 - 0.01
+    ratio = 0.7 + 0.3 * torch.rand(4, 2000, generator=gen, dtype=F64)
+    F, stiff, z = rest._wheel_loads(lay, p, ratio, torch.ones(2000, dtype=torch.bool), s,
+                                    None, 0.25, 0.165)
+
+    def spring(c):
+        return k * c.clamp_min(0) + k_b * (c - s_max).clamp_min(0)
+
+    lo = torch.zeros_like(p)
+    hi = torch.where(p > 0, spring(p), lo)
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        more = spring(p - sinkage(s, 0.25, 0.165, mid / ratio, static=True)) > mid
+        lo, hi = torch.where(more, mid, lo), torch.where(more, hi, mid)
+    ref = 0.5 * (lo + hi)
+    assert ((F - ref).abs() / ref.clamp_min(1.0)).max() < 1e-8
+    assert torch.equal(F[p <= 0], torch.zeros_like(F[p <= 0]))
+    # the rut is the load's sinkage, and the series stiffness lies below the spring's
+    assert torch.allclose(z, sinkage(s, 0.25, 0.165, F / ratio, static=True), atol=0, rtol=0)
+    # the stiffness is dF/dp: against a central difference of the load, away from the kink
+    h = 1e-7
+    up = rest._wheel_loads(lay, p + h, ratio, torch.ones(2000, dtype=torch.bool), s, None,
+                           0.25, 0.165)[0]
+    dn = rest._wheel_loads(lay, p - h, ratio, torch.ones(2000, dtype=torch.bool), s, None,
+                           0.25, 0.165)[0]
+    smooth = (p > 1e-3) & ((p - z - s_max).abs() > 1e-4)
+    fd = (up - dn) / (2 * h)
+    assert torch.allclose(stiff[smooth], fd[smooth], rtol=2e-3), \
+        ((stiff - fd).abs() / fd)[smooth].max()
