@@ -1,7 +1,9 @@
 """Training throughput by torch thread count, on idle cores and with other work on them
-(issue 27, item 10): where the default ``--threads`` should be.
+(issue 27, item 10): where the default ``--threads`` should be; and OpenMP's wait policy
+(issue 46): its own default against the PASSIVE that the train package sets.
 
-    python benchmarks/bench_threads.py [--num-envs 256] [--repeats 3]
+    python benchmarks/bench_threads.py [--num-envs 256] [--repeats 3] [--threads 1 2 0]
+        [--wait omp passive]
 
 Each case trains ``train.ppo`` (OffroadNav-v0, 256 envs x 64 steps, 8 iterations) in a fresh
 process and reports env-steps/s of training after the first iteration (start-up left out),
@@ -33,12 +35,22 @@ def _spin(stop):
             x += 1
 
 
-def train_rate(threads: int, num_envs: int, iterations: int) -> float:
+def train_rate(threads: int, num_envs: int, iterations: int, wait: str = "passive") -> float:
+    """env-steps/s of a ``train.ppo`` run after its first iteration. ``wait``: "passive" runs
+    ``python -m train.ppo`` as a user does (the train package sets ``OMP_WAIT_POLICY=PASSIVE``
+    before torch loads OpenMP); "omp" imports torch first, so OpenMP keeps its own default
+    (spin a while, then sleep)."""
     out = Path(tempfile.mkdtemp()) / "run"
-    args = [sys.executable, "-m", "train.ppo", "--num-envs", str(num_envs), "--total-steps",
-            str(num_envs * 64 * iterations), "--no-progress", "--print-every", "0", "--out",
-            str(out), "--threads", str(threads), "--no-tensorboard"]
+    argv = ["--num-envs", str(num_envs), "--total-steps", str(num_envs * 64 * iterations),
+            "--no-progress", "--print-every", "0", "--out", str(out), "--threads", str(threads),
+            "--no-tensorboard"]
+    if wait == "passive":
+        args = [sys.executable, "-m", "train.ppo", *argv]
+    else:
+        args = [sys.executable, "-c", "import sys, runpy, torch; sys.argv = ['train.ppo'] + "
+                f"{argv!r}; runpy.run_module('train.ppo', run_name='__main__')"]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("OMP_WAIT_POLICY", None)
     subprocess.run(args, check=True, env=env, capture_output=True)
     rows = list(csv.DictReader(open(out / "progress.csv")))
     first, last = rows[0], rows[-1]
@@ -52,12 +64,16 @@ def main() -> None:
     p.add_argument("--iterations", type=int, default=8)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--busy", type=int, default=1, help="spin loops in the busy cases")
+    p.add_argument("--threads", type=int, nargs="+", default=[1, os.cpu_count(), 0],
+                   help="--threads values of train.ppo (0: its default)")
+    p.add_argument("--wait", nargs="+", default=["omp", "passive"], choices=["omp", "passive"],
+                   help="OpenMP's wait: its own default (omp) or train's PASSIVE")
     a = p.parse_args()
     cores = os.cpu_count()
     print(f"{cores} cores; train.ppo OffroadNav-v0, {a.num_envs} envs x 64 steps, "
           f"{a.iterations} iterations, median of {a.repeats}")
-    print("| cores in use by other work | --threads | env-steps/s of training |")
-    print("|---|---|---|")
+    print("| cores in use by other work | --threads | OpenMP wait | env-steps/s of training |")
+    print("|---|---|---|---|")
     for busy in (0, a.busy):
         stop = mp.Event()
         spinners = [mp.Process(target=_spin, args=(stop,)) for _ in range(busy)]
@@ -65,11 +81,13 @@ def main() -> None:
             s.start()
         time.sleep(1.0)
         try:
-            for threads in sorted({1, cores, 0}):
-                rates = [train_rate(threads, a.num_envs, a.iterations) for _ in range(a.repeats)]
-                label = "0 (default)" if threads == 0 else str(threads)
-                print(f"| {busy} | {label} | {statistics.median(rates):,.0f} "
-                      f"({', '.join(f'{r:,.0f}' for r in rates)}) |", flush=True)
+            for threads in a.threads:
+                for wait in a.wait:
+                    rates = [train_rate(threads, a.num_envs, a.iterations, wait)
+                             for _ in range(a.repeats)]
+                    label = "0 (default)" if threads == 0 else str(threads)
+                    print(f"| {busy} | {label} | {wait} | {statistics.median(rates):,.0f} "
+                          f"({', '.join(f'{r:,.0f}' for r in rates)}) |", flush=True)
         finally:
             stop.set()
             for s in spinners:

@@ -27,6 +27,7 @@ from .config import SimConfig
 from .devices import check_device
 from .devices import compile as compile_fn
 from .terms import EVENT_MODES, run_events
+from .next_starts import NextStarts, start_rows
 from .frames import build_maps, local_origin, localize, to_local
 from .observations import Observer
 from .params import nominal_params, update_params
@@ -34,8 +35,7 @@ from .physics.models import model_class
 from .physics.vehicle import VehicleBatch, preset
 from .sensors import SENSORS
 from .spawn import (check_goal_range, check_map_range, check_on_map, check_rows,
-                    redraw_until_rest, spawn_with_redraws, start_at_rest,
-                    warn_restless_starts)
+                    spawn_with_redraws, start_at_rest)
 from .state import CORE_FIELDS, SimState, join_fields
 from .tasks import Task
 
@@ -117,6 +117,9 @@ class Simulator:
         self.subset_resets = self.device.type == "cpu"
         #: ``(lo, count)`` ``(N,)`` per-env map ranges (:meth:`set_map_range`), or None
         self.map_range = None
+        #: the next starts prepared in batches (:mod:`.next_starts`; None: off): on for the
+        #: CPU, where a reset costs mostly per call
+        self.next_starts = NextStarts(self)
 
     # ------------------------------------------------------------------ configuration seams
     @property
@@ -232,11 +235,7 @@ class Simulator:
         if idx is not None:
             start = None if start is None else start[idx]
             goal = None if goal is None else goal[idx]
-        gc = self._start_episodes(mask, idx, start, goal)
-        if start is None:  # a spawn off a stable rest is drawn again from its own stream
-            gc = redraw_until_rest(self, gc, mask, idx, goal)
-        else:  # a given start is kept; one that cannot rest is said (once)
-            warn_restless_starts(self, gc, mask, idx)
+        gc = start_rows(self, mask, idx, start, goal)
         for sensor in SENSORS.values():
             st.put(mask, idx, **sensor.start(gc, self.cfg))
         st.put(mask, idx, **self.task.start(st, gc, self.maps, self.params, idx))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import collections
 import csv
 import math
+import os
 import statistics
 from pathlib import Path
 
@@ -113,6 +114,22 @@ def notice_missing_extras(file=None) -> list[str]:
                                           for m in new)
               + ". pip install 'offroad-env[train]' adds them.", file=file or sys.stderr)
     return missing
+
+
+def compile_notice(env: bool, policy: bool) -> str | None:
+    """The line said before a compiled run's first iteration (None when nothing is compiled):
+    what is compiled, that the first iteration waits for it, and where the compile cache that a
+    second run reuses lies (``TORCHINDUCTOR_CACHE_DIR``, else inductor's default)."""
+    parts = [w for w, on in (("the env's step", env), ("the agent's passes", policy)) if on]
+    if not parts:
+        return None
+    try:
+        from torch._inductor.runtime.cache_dir_utils import cache_dir
+        where = cache_dir()
+    except Exception:  # a torch without it: say nothing of the place
+        where = os.environ.get("TORCHINDUCTOR_CACHE_DIR", "inductor's cache")
+    return (f"train.ppo: compiling {' and '.join(parts)}: the first iteration waits for it "
+            f"(minutes on a cold cache, seconds on a warm one; the cache is {where})")
 
 
 class Progress:

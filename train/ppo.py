@@ -45,8 +45,8 @@ from .checkpoint import (CHECKPOINT_FORMAT, CheckpointError, config_to_plain, lo
 from .distributed import Dist, rank_seed
 from .envconfig import (add_env_arguments, check_env_id, env_kwargs as spec_kwargs, pack_inputs,
                         env_spec_from_args)
-from .logs import (EpisodeWindow, Progress, RunLog, iteration_line, notice_missing_extras,
-                   plot_learning_curve, summary_json)
+from .logs import (EpisodeWindow, Progress, RunLog, compile_notice, iteration_line,
+                   notice_missing_extras, plot_learning_curve, summary_json)
 from .policies import skid_steered
 from .ppo_config import PRESETS, PPOConfig
 
@@ -174,6 +174,9 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs, allow_modules=(
               f"({n_iter} iterations)", file=sys.stderr)
     bar = Progress(n_iter * cfg.batch_size * W, global_step, cfg.progress and ddp.main,
                    desc="train")
+    notice = compile_notice(cfg.compile_env, cfg.compile_policy) if ddp.main else None
+    if notice:
+        bar.write(notice)
     t_start = time.perf_counter()
     summary = {}
     iteration = start_iteration
@@ -217,6 +220,8 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs, allow_modules=(
         if row["window_episodes"]:
             bar.set_postfix(ret=f"{row['return_mean']:.2f}", succ=f"{row['success_rate']:.2f}",
                             tip=f"{row['tip_over_rate']:.3f}")
+        if notice and iteration == start_iteration:
+            bar.write(f"train.ppo: first iteration (with the compile) {iter_s:.1f} s")
         if ddp.main and cfg.print_every and ((iteration + 1) % cfg.print_every == 0
                                              or iteration + 1 == n_iter):
             bar.write(iteration_line(row, n_iter))

@@ -38,7 +38,6 @@ Units: m, N, rad. Shapes: ``(N,)`` per environment, ``(K, N)`` per wheel (wheel-
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import torch
@@ -124,6 +123,9 @@ def settle(vehicle, layout, c, q, maps, map_index, gravity: float, mu, soil=None
                 & (r3.abs() <= REST_TOL * x_scale))
         if it == iterations or (it >= 2 and bool(done.all())):  # (a host sync, once an
             break                                                 # iteration)
+        # a row that has settled stays where it settled while the others go on, so that its
+        # rest does not depend on which other rows were settled with it
+        hold = done if it >= 2 else torch.zeros_like(done)
         # Newton: sum_j k_j [1, y, -x; y, y^2, -x y; x, x y, -x^2] (delta, phi, theta) = r
         a = [[(k * u * w).sum(0) for w in (1.0, y, -x)] for u in (1.0, y, x)]
         delta, phi, theta, ok = _solve3(a, (r1, r2, r3))
@@ -136,8 +138,9 @@ def settle(vehicle, layout, c, q, maps, map_index, gravity: float, mu, soil=None
         delta = torch.where(ok, delta, third.clamp_max(0.0) - 1e-3 * r)
         delta = delta.clamp(-0.25 * r, 0.25 * r)
         phi, theta = phi.clamp(-0.1, 0.1), theta.clamp(-0.1, 0.1)
-        c = [c[i] + delta * zb[i] for i in range(3)]
-        q = quat_step(q, (phi, theta, torch.zeros_like(phi)), 1.0)
+        c = [torch.where(hold, c[i], c[i] + delta * zb[i]) for i in range(3)]
+        q = [torch.where(hold, a, b) for a, b in
+             zip(q, quat_step(q, (phi, theta, torch.zeros_like(phi)), 1.0))]
     if z_rut is not None:  # the hubs and contacts over the ruts' floors
         wc = wheel_contacts(layout, c, R, xb, yb, maps, map_index, r, half_w, z_rut)
     settled = ((r1.abs() <= REST_TOL * m * gravity) & (r2.abs() <= REST_TOL * x_scale)
