@@ -1,6 +1,6 @@
 """Training throughput by torch thread count, on idle cores and with other work on them
 (issue 27, item 10): where the default ``--threads`` should be; and OpenMP's wait policy
-(issue 46): its own default against the PASSIVE that the train package sets.
+(issue 46): its own default (spin a while, then sleep) against ``OMP_WAIT_POLICY=PASSIVE``.
 
     python benchmarks/bench_threads.py [--num-envs 256] [--repeats 3] [--threads 1 2 0]
         [--wait omp passive]
@@ -37,20 +37,16 @@ def _spin(stop):
 
 def train_rate(threads: int, num_envs: int, iterations: int, wait: str = "passive") -> float:
     """env-steps/s of a ``train.ppo`` run after its first iteration. ``wait``: "passive" runs
-    ``python -m train.ppo`` as a user does (the train package sets ``OMP_WAIT_POLICY=PASSIVE``
-    before torch loads OpenMP); "omp" imports torch first, so OpenMP keeps its own default
-    (spin a while, then sleep)."""
+    it with ``OMP_WAIT_POLICY=PASSIVE``; "omp" without the variable (OpenMP's own default)."""
     out = Path(tempfile.mkdtemp()) / "run"
     argv = ["--num-envs", str(num_envs), "--total-steps", str(num_envs * 64 * iterations),
             "--no-progress", "--print-every", "0", "--out", str(out), "--threads", str(threads),
             "--no-tensorboard"]
-    if wait == "passive":
-        args = [sys.executable, "-m", "train.ppo", *argv]
-    else:
-        args = [sys.executable, "-c", "import sys, runpy, torch; sys.argv = ['train.ppo'] + "
-                f"{argv!r}; runpy.run_module('train.ppo', run_name='__main__')"]
+    args = [sys.executable, "-m", "train.ppo", *argv]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     env.pop("OMP_WAIT_POLICY", None)
+    if wait == "passive":
+        env["OMP_WAIT_POLICY"] = "PASSIVE"
     subprocess.run(args, check=True, env=env, capture_output=True)
     rows = list(csv.DictReader(open(out / "progress.csv")))
     first, last = rows[0], rows[-1]
@@ -67,7 +63,7 @@ def main() -> None:
     p.add_argument("--threads", type=int, nargs="+", default=[1, os.cpu_count(), 0],
                    help="--threads values of train.ppo (0: its default)")
     p.add_argument("--wait", nargs="+", default=["omp", "passive"], choices=["omp", "passive"],
-                   help="OpenMP's wait: its own default (omp) or train's PASSIVE")
+                   help="OpenMP's wait: its own default (omp) or PASSIVE")
     a = p.parse_args()
     cores = os.cpu_count()
     print(f"{cores} cores; train.ppo OffroadNav-v0, {a.num_envs} envs x 64 steps, "

@@ -605,15 +605,3 @@ def test_a_compiled_run_says_first_that_it_compiles_and_where_its_cache_lies(mon
     assert "the env's step" in line and "agent" not in line and "/some/where/cache" in line
     assert "the agent's passes" in compile_notice(False, True)
 
-
-def test_the_training_commands_wait_passively_unless_the_user_says_otherwise():
-    import os
-    import subprocess
-    import sys
-    code = "import os, train; print(os.environ.get('OMP_WAIT_POLICY'))"
-    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-    assert out.stdout.strip() == "PASSIVE"
-    out = subprocess.run([sys.executable, "-c", code], env={**env, "OMP_WAIT_POLICY": "ACTIVE"},
-                         capture_output=True, text=True)
-    assert out.stdout.strip() == "ACTIVE"
