@@ -230,8 +230,8 @@ def point_forces(off, nrm, pen, hit, scale, v, w_w, k_c: float, c_c: float, stic
 def roof_down(c, q, roof, maps, map_index) -> torch.Tensor:
     """``(N,)`` bool: a roof corner (``roof``: three ``(4, 1)`` columns from the centre of
     mass, body frame) is at or below the ground (the body lies on its back or
-    side). Judged once a step, at its end: a roof on the ground ends the episode, so its
-    contact forces are not integrated."""
+    side). Judged once a step, at its end: a roof on the ground ends the episode (its corners
+    carry contact forces too, so a body stepped on afterwards lies on its roof)."""
     R = rotation_entries(*q)
     off = vrot(R, roof)
     W = tuple(c[i] + off[i] for i in range(3))

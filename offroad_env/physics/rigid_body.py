@@ -50,12 +50,14 @@ the substep (against gravity and the springs) is given up to ``sum mu N`` (stati
 kinetic friction ``mu N`` beyond (:func:`~.drive.braked_body_forces`, in the frame of the body's
 z axis).
 
-**Chassis.** Points of the belly and the bumpers meet the terrain with a stiff spring-damper
-and Coulomb friction: a bumper point along the terrain's normal (it hits a ledge's face), the
-belly as a plate along its own normal z_b (a ridge's crest lifts it, so a vehicle high-centres
-on it), sampled ``L / 6`` apart (a crest can sink between two samples by up to ``L / 12``
-times its flanks' slope). The roof's corners are checked at the end of each step: one on the
-ground is a vehicle on its side or back (``roof_contact``; the episode ends there).
+**Chassis.** Points of the belly, the bumpers and the roof's corners meet the terrain with a
+stiff spring-damper and Coulomb friction: a bumper or roof point along the terrain's normal (it
+hits a ledge's face; a body that has rolled over lands on its roof), the belly, while it faces
+the ground, as a plate along its own normal z_b (a ridge's crest lifts it, so a vehicle
+high-centres on it), sampled ``L / 6`` apart (a crest can sink between two samples by up to
+``L / 12`` times its flanks' slope). The roof's corners are also checked at the end of each
+step: one on the ground is a vehicle on its side or back (``roof_contact``; the episode ends
+there, and a body stepped on after it lies on its roof).
 
 Units: m, s, kg, N, rad. Shapes: ``(N,)`` per environment, ``(K, N)`` per wheel (wheel-major),
 ``(K, M, N)`` per rim sample.
@@ -113,8 +115,8 @@ class Layout:
     d: torch.Tensor   #: (M, 1) rim sample offsets along the wheel's forward direction [m]
     e: torch.Tensor   #: (M, 1) sqrt(r^2 - d^2) [m]
     belly: tuple      #: the belly's samples from the centre of mass, body frame [m]: three
-    bumper: tuple     #: (P, 1) columns x, y, z (and the bumpers', the roof's corners')
-    roof: tuple
+    bumper: tuple     #: (P, 1) columns x, y, z (and: the bumpers' and the roof's corners,
+    roof: tuple       #: which meet the ground's face alike; the roof's corners alone)
     k: torch.Tensor   #: (K, 1) suspension stiffness [N/m] (and below: damping [N s/m], static
     c: torch.Tensor   #: sag and bump-stop compression [m], bump-stop stiffness [N/m])
     s0: torch.Tensor
@@ -137,8 +139,8 @@ def make_layout(vehicle: Vehicle, p: RigidBodyParams, spacing: float, dtype, dev
     d = [reach * (i - half) / half for i in range(2 * half + 1)]
     e = [math.sqrt(max(r * r - u * u, 0.0)) for u in d]
     xs, ys, zs, kind = chassis_points(vehicle, p)
-    def cols(k0):  # the points of kind k0 (0 belly, 1 bumpers, 2 roof) as three columns
-        which = [i for i, k in enumerate(kind) if k == k0]
+    def cols(*k0):  # the points of kinds k0 (0 belly, 1 bumpers, 2 roof) as three columns
+        which = [i for i, k in enumerate(kind) if k in k0]
         return (col([xs[i] - cx for i in which]), col([ys[i] - cy for i in which]),
                 col([zs[i] - cz for i in which]))
 
@@ -150,7 +152,7 @@ def make_layout(vehicle: Vehicle, p: RigidBodyParams, spacing: float, dtype, dev
         bx=col([q[0] - cx for q in vehicle.wheel_positions]),
         by=col([q[1] - cy for q in vehicle.wheel_positions]),
         bz=col([-cz] * vehicle.num_wheels), d=col(d), e=col(e),
-        belly=cols(0), bumper=cols(1), roof=cols(2), inertia=J,
+        belly=cols(0), bumper=cols(1, 2), roof=cols(2), inertia=J,
         inv_inertia=Ji)
 
 
@@ -384,10 +386,12 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         off_b = vrot(R, layout.belly)
         W = tuple(c[i] + off_b[i] for i in range(3))
         pen_b = (maps.height_slope(W[0], W[1], map_index)[0] - W[2]) * zbz
-        hit_b = pen_b > 0  # NaN (a hole) is no contact
+        # (NaN, a hole, is no contact; nor is a belly that faces up, the body on its back)
+        hit_b = (pen_b > 0) & (zbz > 0)
         depth = torch.where(hit_b, pen_b, torch.zeros_like(pen_b))
         share_b = (4.0 * depth.amax(0) / depth.sum(0).clamp_min(1e-12)).clamp_max(1.0)
-        # the bumpers meet the ground's face: its normal, the depth along it
+        # the bumpers and the roof's corners meet the ground's face: its normal, the depth
+        # along it (a body that has rolled over lands on its roof, which ends the episode)
         off_u = vrot(R, layout.bumper)
         W = tuple(c[i] + off_u[i] for i in range(3))
         g_u, sx, sy = maps.height_slope(W[0], W[1], map_index)
