@@ -107,14 +107,40 @@ def configure_threads(requested: int = 0, share: int = 1) -> int:
     return n
 
 
-def compile(fn, **kwargs):
+def compile(fn, graph_breaks: str | None = None, **kwargs):
     """``torch.compile(fn, **kwargs)``, working where ATen was told to run its scalar kernels
     (``ATEN_CPU_CAPABILITY=default``). There inductor still emits vectorised C++ for the
     processor it finds, but builds it against headers without the vector types (``'at::vec' has
     not been declared``, torch 2.13); scalar loops (``cpp.simdlen = 1``) compile. Anywhere
-    else nothing changes."""
+    else nothing changes.
+
+    ``graph_breaks``: where ``fn`` runs code that is not the package's own (a user's declared
+    terms), a sentence naming it. Dynamo splits a graph at what it cannot trace and runs that
+    part eagerly, silently; the first call then warns (RuntimeWarning) with the breaks' reasons
+    as dynamo counts them, where there are any."""
     if torch.backends.cpu.get_cpu_capability() == "DEFAULT":
         import torch._inductor.config as inductor_config
         inductor_config.cpp.simdlen = 1
-    return torch.compile(fn, **kwargs)
+    compiled = torch.compile(fn, **kwargs)
+    if graph_breaks is None:
+        return compiled
+    first = [True]
 
+    def call(*args, **kw):
+        if not first[0]:
+            return compiled(*args, **kw)
+        first[0] = False
+        from torch._dynamo.utils import counters
+        before = dict(counters["graph_break"])
+        out = compiled(*args, **kw)
+        new = {k: v - before.get(k, 0) for k, v in counters["graph_break"].items()
+               if v > before.get(k, 0)}
+        if new:
+            why = "; ".join(" ".join(str(k).split())[:300] for k in list(new)[:3])
+            warnings.warn(f"{graph_breaks}: the compiled step breaks its graph "
+                          f"{sum(new.values())} time(s), and what follows each break runs "
+                          f"eagerly (slower). Dynamo's reasons: {why}", RuntimeWarning,
+                          stacklevel=2)
+        return out
+
+    return call

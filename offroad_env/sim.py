@@ -105,8 +105,9 @@ class Simulator:
         #: the step after action checks; ``torch.compile``d with ``compile=True`` (the eager
         #: and compiled steps are tested to agree)
         self.compiled = bool(compile)
-        self._advance_fn = (compile_fn(self._advance, dynamic=False) if compile
-                            else self._advance)
+        own = [*cfg.rewards, *cfg.terminations, *cfg.observations]  # the user's terms
+        self._advance_fn = (compile_fn(self._advance, dynamic=False, graph_breaks=(
+            f"user term(s) {own}" if own else None)) if compile else self._advance)
         #: compiled: the cold placement of reset environments, in chunks of a fixed size
         #: (fixed shapes: one compile; eager, a cold rigid placement of a few environments is
         #: mostly per-op overhead, ~2 ms)

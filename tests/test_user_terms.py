@@ -253,3 +253,28 @@ def test_an_interval_event_runs_on_the_rows_at_a_multiple_of_its_period():
     for steps, mask in calls:
         assert torch.equal(mask, steps % 3 == 0)
     assert [bool(m.all()) for _, m in calls] == [True, False, False, True, False, False, True]
+
+
+def slip_read_on_the_host(ctx):
+    """A term that reads a value on the host (``float(tensor)``): dynamo cannot trace it."""
+    return torch.full_like(ctx.state.x, float(ctx.motion.drive.kappa.abs().mean()))
+
+
+@pytest.mark.slow
+def test_a_user_term_that_breaks_the_compiled_graph_is_named_in_a_warning():
+    import warnings
+    cfg = _cfg(rewards={"host_slip": RewardTerm(slip_read_on_the_host, weight=-0.1)})
+    env = OffroadVectorEnv(num_envs=8, config=cfg, compile=True, max_episode_steps=50)
+    env.reset(seed=0)
+    with pytest.warns(RuntimeWarning, match=r"user term\(s\) \['host_slip'\].*breaks its graph"):
+        env.step(torch.zeros(8, 2))
+    with warnings.catch_warnings():  # said once
+        warnings.simplefilter("error", RuntimeWarning)
+        env.step(torch.zeros(8, 2))
+    # a term that compiles whole says nothing
+    env = OffroadVectorEnv(num_envs=8, config=_cfg(rewards=TERMS["rewards"]), compile=True,
+                           max_episode_steps=50)
+    env.reset(seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        env.step(torch.zeros(8, 2))

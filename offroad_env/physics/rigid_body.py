@@ -50,14 +50,12 @@ the substep (against gravity and the springs) is given up to ``sum mu N`` (stati
 kinetic friction ``mu N`` beyond (:func:`~.drive.braked_body_forces`, in the frame of the body's
 z axis).
 
-**Chassis.** Points of the belly, the bumpers and the roof's corners meet the terrain with a
-stiff spring-damper and Coulomb friction: a bumper or roof point along the terrain's normal (it
-hits a ledge's face; a body that has rolled over lands on its roof), the belly, while it faces
-the ground, as a plate along its own normal z_b (a ridge's crest lifts it, so a vehicle
-high-centres on it), sampled ``L / 6`` apart (a crest can sink between two samples by up to
-``L / 12`` times its flanks' slope). The roof's corners are also checked at the end of each
-step: one on the ground is a vehicle on its side or back (``roof_contact``; the episode ends
-there, and a body stepped on after it lies on its roof).
+**Chassis.** The belly, bumpers and roof corners meet the terrain with a stiff spring-damper
+and Coulomb friction: a bumper or roof point along the terrain's normal (a ledge's face; a body
+that rolled over lands on its roof), the belly, facing the ground, as a plate along z_b (a
+crest lifts it: the vehicle high-centres), sampled ``L / 6`` apart (a crest can sink between
+two samples by up to ``L / 12`` times its flanks' slope). A roof corner on the ground at a
+step's end is a vehicle on its side or back (``roof_contact``: the episode ends).
 
 Units: m, s, kg, N, rad. Shapes: ``(N,)`` per environment, ``(K, N)`` per wheel (wheel-major),
 ``(K, M, N)`` per rim sample.
@@ -386,12 +384,10 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         off_b = vrot(R, layout.belly)
         W = tuple(c[i] + off_b[i] for i in range(3))
         pen_b = (maps.height_slope(W[0], W[1], map_index)[0] - W[2]) * zbz
-        # (NaN, a hole, is no contact; nor is a belly that faces up, the body on its back)
-        hit_b = (pen_b > 0) & (zbz > 0)
+        hit_b = (pen_b > 0) & (zbz > 0)  # a hole (NaN) or a belly facing up: no contact
         depth = torch.where(hit_b, pen_b, torch.zeros_like(pen_b))
         share_b = (4.0 * depth.amax(0) / depth.sum(0).clamp_min(1e-12)).clamp_max(1.0)
-        # the bumpers and the roof's corners meet the ground's face: its normal, the depth
-        # along it (a body that has rolled over lands on its roof, which ends the episode)
+        # bumpers and roof corners meet the ground's face: its normal, the depth along it
         off_u = vrot(R, layout.bumper)
         W = tuple(c[i] + off_u[i] for i in range(3))
         g_u, sx, sy = maps.height_slope(W[0], W[1], map_index)
