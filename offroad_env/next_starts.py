@@ -17,6 +17,9 @@ without it. A reset that meets a row without a valid prepared start computes tha
 with up to ``batch`` other rows whose start is not ready: never more solver calls than
 without preparation.
 
+Snapshots (:mod:`.snapshot`) carry the prepared starts: an env restored from one prepares in
+the batches of the env it was taken from, so it replays it bit for bit.
+
 It is used only where it can pay and stay exact: on the CPU's subset resets, without reset or
 interval events, without per-environment parameters, with a noiseless IMU (those move the
 streams during an episode), and for drawn starts (a given start pose or goal is computed where
@@ -82,6 +85,34 @@ class NextStarts:
         self._rows: dict | None = None  # field -> (N, ...) prepared values
         self._contact = None
         self.calls = self.rows_prepared = self.rows_taken = 0
+
+    def held(self) -> dict | None:
+        """What it holds, for a snapshot (None: nothing prepared on these maps): ``rows``
+        (field -> ``(N, ...)``), ``contact``, and ``(N,)`` ``prepared``, ``keys``,
+        ``counters`` and the map range ``range_lo``, ``range_count`` (absent: no range)."""
+        if self._rows is None or self.sim.maps is not self._maps:
+            return None
+        out = {"rows": self._rows, "contact": self._contact, "prepared": self.prepared,
+               "keys": self._keys, "counters": self._counters}
+        if self._range is not None:
+            out["range_lo"], out["range_count"] = self._range
+        return out
+
+    def hold(self, held: dict | None) -> None:
+        """Take what :meth:`held` gave (a snapshot's restore; None: nothing prepared). A
+        restored env then prepares in the same batches as the env the snapshot was taken
+        from, so it replays it bit for bit (a row's rest may round by 1 ulp by where it falls
+        in a batch)."""
+        if held is None:
+            self._rows = self._contact = self._range = self._maps = None
+            self.prepared = torch.zeros_like(self.prepared)
+            return
+        self._rows, self._contact = dict(held["rows"]), held["contact"]
+        self.prepared, self._keys, self._counters = (held[k] for k in
+                                                     ("prepared", "keys", "counters"))
+        self._range = ((held["range_lo"], held["range_count"]) if "range_lo" in held
+                       else None)
+        self._maps = self.sim.maps
 
     def valid(self) -> torch.Tensor:
         """``(N,)`` bool: the rows whose prepared start is what their reset would compute now."""

@@ -11,6 +11,8 @@ metadata:
 * ``contact/<field>``, ``loads/<field>``: the last placement (the next step starts from it);
 * ``params/<name>``: per-environment parameters (domain randomization), where set;
   ``map_range/lo``, ``map_range/count``: per-environment map ranges, where set;
+* ``ahead/...``: the next starts prepared ahead (:mod:`offroad_env.next_starts`), where held:
+  a restored env prepares in the same batches and replays bit for bit;
 * ``env/done``, ``env/end_reasons`` (the vector env's autoreset bookkeeping);
 * ``meta``: the format version, a digest of the config (the fields that take part in config
   equality) and one of the height maps (``SimConfig.heightmap`` does not take part in config
@@ -154,6 +156,11 @@ def sim_tensors(sim) -> dict[str, torch.Tensor]:
         out.update({f"params/{k}": v for k, v in sim.params.items()})
     if sim.map_range is not None:
         out["map_range/lo"], out["map_range/count"] = sim.map_range
+    held = None if sim.next_starts is None else sim.next_starts.held()
+    if held is not None:  # the prepared next starts (offroad_env.next_starts)
+        out.update({f"ahead/state/{k}": v for k, v in held.pop("rows").items()})
+        out.update({f"ahead/{k}": v for k, v in _contact_tensors(held.pop("contact")).items()})
+        out.update({f"ahead/{k}": v for k, v in held.items()})
     return Snapshot(out).clone().tensors
 
 
@@ -180,7 +187,7 @@ def check_fits(sim, snap: Snapshot, expected: dict[str, torch.Tensor]) -> None:
     if len(snap) != sim.n:
         raise ValueError(f"the snapshot has {len(snap)} rows; this env has {sim.n} "
                          "environments (select or repeat its rows to fit)")
-    adopted = ("params/", "map_range/")  # taken as the snapshot has them (or not)
+    adopted = ("params/", "map_range/", "ahead/")  # taken as the snapshot has them (or not)
     got = {k for k in snap.tensors if not k.startswith(adopted)}
     want = set(expected)
     if got != want:
@@ -210,21 +217,33 @@ def sim_maps_digest(sim) -> str:
 
 def restore_sim(sim, snap: Snapshot) -> None:
     """Put ``snap``'s simulator rows into ``sim`` (checked by the caller)."""
-    from .physics.ground.contact import GroundContact, WheelLoads
     st, t = sim.state, snap.tensors
     for name in st.fields:
         setattr(st, name, _like(t[f"state/{name}"], getattr(st, name)))
-    old = st.contact.with_loads()
-    kw = {f.name: (getattr(old, f.name) if f.metadata.get("shared")
-                   else _like(t[f"contact/{f.name}"], getattr(old, f.name)))
-          for f in dataclasses.fields(old) if f.name not in ("loads", "load_inputs")}
-    loads = WheelLoads(**{f.name: _like(t[f"loads/{f.name}"], getattr(old.loads, f.name))
-                          for f in dataclasses.fields(WheelLoads)})
-    st.contact = GroundContact(**kw, loads=loads)
+    st.contact = _contact_from(t, "", st.contact)
+    if sim.next_starts is not None:  # what it had prepared, or nothing
+        held = {k[6:]: v.to(sim.device) for k, v in t.items() if k.startswith("ahead/")
+                and not k.startswith(("ahead/state/", "ahead/contact/", "ahead/loads/"))}
+        sim.next_starts.hold(None if not held else dict(
+            held, contact=_contact_from(t, "ahead/", st.contact),
+            rows={n: _like(t[f"ahead/state/{n}"], getattr(st, n)) for n in st.fields}))
     params = {k[7:]: v.to(sim.device) for k, v in t.items() if k.startswith("params/")}
     sim.use_params(params or None)
     sim.map_range = ((t["map_range/lo"].to(sim.device), t["map_range/count"].to(sim.device))
                      if "map_range/lo" in t else None)
+
+
+def _contact_from(t: dict, prefix: str, like):
+    """The ground contact held in ``t`` under ``prefix`` (``contact/``, ``loads/``), in the
+    layouts of ``like`` (a ``GroundContact`` of the same env)."""
+    from .physics.ground.contact import GroundContact, WheelLoads
+    old = like.with_loads()
+    kw = {f.name: (getattr(old, f.name) if f.metadata.get("shared")
+                   else _like(t[f"{prefix}contact/{f.name}"], getattr(old, f.name)))
+          for f in dataclasses.fields(old) if f.name not in ("loads", "load_inputs")}
+    loads = WheelLoads(**{f.name: _like(t[f"{prefix}loads/{f.name}"], getattr(old.loads, f.name))
+                          for f in dataclasses.fields(WheelLoads)})
+    return GroundContact(**kw, loads=loads)
 
 
 # ---------------------------------------------------------------------------- an env
