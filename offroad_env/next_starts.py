@@ -13,7 +13,8 @@ What a reset would compute for a row depends only on its stream (``keys``, ``cou
 map range, the per-environment parameters and the maps, and a row's rest does not depend on the
 rows settled with it (``settle`` holds a settled row where it settled). So a prepared start is
 used only while those are what they were when it was prepared; then the reset is the same as
-without it. A reset that meets a row without a valid prepared start computes that row together
+without it (to the last bit with ATen's scalar kernels; vectorised, a row can round by 1 ulp by
+where it falls in a batch, as between any two subset resets). A reset that meets a row without a valid prepared start computes that row together
 with up to ``batch`` other rows whose start is not ready: never more solver calls than
 without preparation.
 
