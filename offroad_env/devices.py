@@ -11,7 +11,7 @@ import warnings
 import torch
 
 __all__ = ["check_device", "free_cores", "default_threads", "check_threads", "configure_threads",
-           "compile"]
+           "compile", "compile_cache_dir"]
 
 #: torch's thread count when this module was imported (its default: the physical cores)
 _TORCH_THREADS = torch.get_num_threads()
@@ -105,6 +105,17 @@ def configure_threads(requested: int = 0, share: int = 1) -> int:
     n = default_threads(max(1, free // max(1, share)))
     torch.set_num_threads(n)
     return n
+
+
+def compile_cache_dir() -> str:
+    """Where ``torch.compile`` keeps the compiled code that a later run reuses:
+    ``TORCHINDUCTOR_CACHE_DIR``, else inductor's default (its own private helper, where this
+    torch has it)."""
+    try:
+        from torch._inductor.runtime.cache_dir_utils import cache_dir
+        return cache_dir()
+    except Exception:  # a torch without it: the variable, or say so
+        return os.environ.get("TORCHINDUCTOR_CACHE_DIR", "inductor's default cache folder")
 
 
 def compile(fn, graph_breaks: str | None = None, **kwargs):

@@ -27,8 +27,8 @@ from .config import SimConfig
 from .devices import check_device
 from .devices import compile as compile_fn
 from .terms import EVENT_MODES, run_events
-from .next_starts import NextStarts, start_rows
 from .frames import build_maps, local_origin, localize, to_local
+from .next_starts import NextStarts, start_rows
 from .observations import Observer
 from .params import nominal_params, update_params
 from .physics.models import model_class

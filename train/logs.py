@@ -7,12 +7,12 @@ from __future__ import annotations
 import collections
 import csv
 import math
-import os
 import statistics
 from pathlib import Path
 
 import numpy as np
 
+from offroad_env.devices import compile_cache_dir
 from offroad_env.tasks import EndReason
 
 __all__ = ["RunLog", "EpisodeWindow", "Progress", "iteration_line", "notice_missing_extras", "plot_learning_curve",
@@ -123,11 +123,7 @@ def compile_notice(env: bool, policy: bool) -> str | None:
     parts = [w for w, on in (("the env's step", env), ("the agent's passes", policy)) if on]
     if not parts:
         return None
-    try:
-        from torch._inductor.runtime.cache_dir_utils import cache_dir
-        where = cache_dir()
-    except Exception:  # a torch without it: say nothing of the place
-        where = os.environ.get("TORCHINDUCTOR_CACHE_DIR", "inductor's cache")
+    where = compile_cache_dir()
     return (f"train.ppo: compiling {' and '.join(parts)}: the first iteration waits for it "
             f"(minutes on a cold cache, seconds on a warm one; the cache is {where})")
 
