@@ -33,6 +33,7 @@ import torch
 
 from .physics.batch import merge_rows
 from .spawn import redraw_until_rest, warn_restless_starts
+from .state import STREAM_FIELDS
 
 __all__ = ["NextStarts", "usable", "start_rows"]
 
@@ -131,6 +132,8 @@ class NextStarts:
     def start(self, mask: torch.Tensor, idx: torch.Tensor):
         """Start new episodes in the rows ``idx`` ``(M,)`` (``mask`` ``(N,)`` marks them), as
         the reset's spawn, redraws and rest would; returns their placement (M rows)."""
+        if idx.numel() == 0:  # nothing to start
+            return self.sim.state.contact[idx]
         valid = self.valid()
         if not bool(valid[idx].all()):
             invalid = ~valid
@@ -138,8 +141,9 @@ class NextStarts:
             others = torch.nonzero(invalid).flatten()[:self.batch]
             self._prepare(torch.cat((idx[~valid[idx]], others)))
         st = self.sim.state
-        for name in st.fields:
-            setattr(st, name, merge_rows(getattr(st, name), self._rows[name][idx], idx=idx))
+        for name, f in st.fields.items():  # a term's field kept across episodes stays live
+            if f.episodic or name in STREAM_FIELDS:
+                setattr(st, name, merge_rows(getattr(st, name), self._rows[name][idx], idx=idx))
         st.contact = st.contact.merge_rows(self._contact[idx], idx=idx)
         self.prepared = self.prepared.index_fill(0, idx, False)
         self.rows_taken += idx.numel()

@@ -26,7 +26,7 @@ from .actions import ActionCheck
 from .config import SimConfig
 from .devices import check_device
 from .devices import compile as compile_fn
-from .terms import EVENT_MODES, run_events
+from .terms import EVENT_MODES, run_events, term_fields
 from .frames import build_maps, local_origin, localize, to_local
 from .next_starts import NextStarts, start_rows
 from .observations import Observer
@@ -93,7 +93,7 @@ class Simulator:
         fields = join_fields(("the state", CORE_FIELDS), (f"model {cfg.dynamics!r}",
                                                           self.model.fields),
                              *((f"sensor {k!r}", s.fields) for k, s in SENSORS.items()),
-                             ("the task", self.task.fields))
+                             ("the task", self.task.fields), *term_fields(cfg))
         self.state = SimState.zeros(self.n, self.vehicle.num_wheels, self.action_dim, dtype,
                                     self.device, fields)
         #: per-environment parameters (:meth:`set_params`); None: the nominal vehicle and sensors

@@ -19,7 +19,7 @@ import torch
 from .physics.models import Field
 from .physics.stability import (body_acceleration, contact_margin, edge_table,
                                 filter_acceleration, static_tip_limits)
-from .terms import FIRST_USER_CODE, check_term_output
+from .terms import FIRST_USER_CODE, check_kept, check_term_output, kept_before
 from .rewards import (REWARD_TERMS, STABILITY_REF, RewardWeights, StepContext, builtin_rewards,
                       reward_terms, weighted_reward)
 
@@ -256,10 +256,14 @@ class Task:
                           nav=self.nav, dt=cfg.dt)
         terms = {}
         for name, t in self.rewards.items():
+            if name not in self.user_rewards:
+                terms[name] = t.fn(ctx, **t.params)
+                continue
+            before = kept_before(t, st)
             terms[name] = t.fn(ctx, **t.params)
-            if name in self.user_rewards:
-                check_term_output("reward", name, terms[name], dist.shape[0], dist.device,
-                                  dtype=dist.dtype)
+            check_term_output("reward", name, terms[name], dist.shape[0], dist.device,
+                              dtype=dist.dtype)
+            check_kept("reward", name, st, before)
         reward = torch.zeros_like(terms["progress"])
         for name, t in self.rewards.items():  # sum_k weight_k term_k, in declaration order
             if t.weight:
@@ -274,8 +278,10 @@ class Task:
         declared winning."""
         n, dev = reason.shape[0], reason.device
         for i, (name, t) in enumerate(self.user_ends.items()):
+            before = kept_before(t, ctx.state)
             hit = t.fn(ctx, **t.params)
             check_term_output("termination", name, hit, n, dev, boolean=True)
+            check_kept("termination", name, ctx.state, before)
             reason = torch.where(hit & (reason == 0),
                                  torch.full_like(reason, FIRST_USER_CODE + i), reason)
         return reason

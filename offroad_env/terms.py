@@ -32,23 +32,35 @@ Signatures (N environments, torch tensors on the env's device):
   before the spawns are drawn, so parameters it sets apply to the new episode), ``"interval"``
   every ``every`` steps on all rows. Events run eagerly, outside a compiled step.
 
+A reward, termination or event term that keeps something declares it: ``state_fields={"name":
+shape}`` (``()`` a float per env, ``("K",)`` one per wheel) or a :class:`Field` (an int64
+counter; ``episodic=False`` kept across episodes, as a value an event draws at a reset). Each is
+a state field ``(N, *shape)``, zero before the first reset and (episodic) at each episode's
+start; the term writes it back whole (``ctx.state.s = ctx.state.s + x``, never in place), and it
+travels in snapshots, the look-ahead and the compiled step like every field. A name already in
+the state is refused when the env is built, naming both owners.
+
 Terms that are not closures or lambdas have an import path (``module:qualname``); that is how a
 checkpoint records them (:func:`term_path`, :func:`load_term`).
 """
 
 from __future__ import annotations
 
-import importlib
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Callable
 
 import torch
 
-__all__ = ["RewardTerm", "TerminationTerm", "ObservationTerm", "EventTerm", "EventContext",
-           "TermMap", "EVENT_MODES", "FIRST_USER_CODE", "user_terms", "run_events",
-           "KINDS", "terms_to_plain", "terms_from_plain", "check_event_params", "term_path", "load_term",
-           "check_term_output"]
+from .physics.models.base import Field
+from .term_paths import load_term, term_path
+
+__all__ = ["Field", "RewardTerm", "TerminationTerm", "ObservationTerm", "EventTerm",
+           "EventContext", "TermMap", "EVENT_MODES", "FIRST_USER_CODE", "KINDS", "user_terms",
+           "run_events", "term_fields", "terms_to_plain", "terms_from_plain",
+           "check_event_params", "term_path", "load_term", "check_term_output", "kept_before",
+           "check_kept"]
 
 #: the modes of an event term
 EVENT_MODES = ("reset", "interval")
@@ -67,7 +79,7 @@ def _repr(term) -> str:
     fn = term.fn
     name = term_path(fn) or getattr(fn, "__qualname__", type(fn).__name__)
     rest = ", ".join(f"{f}={getattr(term, f)!r}" for f in term.__dataclass_fields__
-                     if f != "fn")
+                     if f != "fn" and (f != "state_fields" or term.state_fields))
     return f"{type(term).__name__}({name}, {rest})"
 
 
@@ -77,6 +89,27 @@ def _check_params(kind: str, params) -> None:
                          f"got {params!r}")
 
 
+def _state_fields(term) -> None:
+    """Normalize ``term.state_fields`` to ``{name: Field}`` (a shape tuple is a float field),
+    refusing what is not one."""
+    kind, fields, out = type(term).__name__, term.state_fields, {}
+    if not isinstance(fields, dict):
+        raise ValueError(f"a {kind}'s state_fields must be a dict of name -> Field or shape, "
+                         f"got {fields!r}")
+    for name, f in fields.items():
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(f"a {kind}'s state field name must be an identifier, got {name!r}")
+        if isinstance(f, (tuple, list)):
+            f = Field(tuple(f))
+        if not isinstance(f, Field) or f.kind not in ("float", "int64") or not all(
+                d in ("K", "A") or (isinstance(d, int) and not isinstance(d, bool) and d >= 1)
+                for d in f.shape):
+            raise ValueError(f"a {kind}'s state field {name!r} must be a Field or a shape tuple "
+                             f"of ints >= 1, 'K' (wheels) or 'A' (action components), got {f!r}")
+        out[name] = f
+    object.__setattr__(term, "state_fields", out)
+
+
 @dataclass(frozen=True, eq=False, repr=False)
 class RewardTerm:
     """A reward term: ``weight * fn(ctx, **params)`` (see the module docstring)."""
@@ -84,12 +117,14 @@ class RewardTerm:
     fn: Callable
     weight: float = 1.0
     params: dict = field(default_factory=dict)
+    state_fields: dict = field(default_factory=dict)
 
     __repr__ = _repr
 
     def __post_init__(self):
         _check_fn("reward", self.fn)
         _check_params("reward", self.params)
+        _state_fields(self)
         if isinstance(self.weight, bool) or not isinstance(self.weight, (int, float)) \
                 or not math.isfinite(self.weight):
             raise ValueError(f"a reward term's weight must be a finite number, got "
@@ -104,12 +139,14 @@ class TerminationTerm:
     fn: Callable
     time_out: bool = False
     params: dict = field(default_factory=dict)
+    state_fields: dict = field(default_factory=dict)
 
     __repr__ = _repr
 
     def __post_init__(self):
         _check_fn("termination", self.fn)
         _check_params("termination", self.params)
+        _state_fields(self)
         if not isinstance(self.time_out, bool):
             raise ValueError(f"a termination term's time_out must be a bool, got "
                              f"{self.time_out!r}")
@@ -146,7 +183,9 @@ class ObservationTerm:
 @dataclass(frozen=True, eq=False, repr=False)
 class EventTerm:
     """``fn(ev, mask, **params)`` at every reset (``mode="reset"``) or every ``every`` steps
-    (``mode="interval"``). ``sets``: the per-environment parameters it may change
+    (``mode="interval"``). A reset event runs before the new episodes restart their episodic
+    fields, so what it keeps for the episode is a ``Field(episodic=False)`` (written with
+    ``ev.state.put(mask, name=value)``). ``sets``: the per-environment parameters it may change
     (:data:`offroad_env.params.PARAMS`; ``ev.set_params`` refuses others), checked against the
     model when the config is built."""
 
@@ -155,6 +194,7 @@ class EventTerm:
     every: int = 1
     sets: tuple = ()
     params: dict = field(default_factory=dict)
+    state_fields: dict = field(default_factory=dict)
 
     __repr__ = _repr
 
@@ -167,6 +207,7 @@ class EventTerm:
         if isinstance(self.every, bool) or not isinstance(self.every, int) or self.every < 1:
             raise ValueError(f"an event term's every must be an int >= 1, got {self.every!r}")
         from .params import PARAMS
+        _state_fields(self)
         object.__setattr__(self, "sets", tuple(self.sets))
         bad = [p for p in self.sets if p not in PARAMS]
         if bad:
@@ -223,6 +264,34 @@ def user_terms(kind: str, terms, builtin: tuple[str, ...]) -> TermMap:
             raise ValueError(f"SimConfig.{kind}[{name!r}]: the name is a built-in one "
                              f"({', '.join(builtin)}); choose another")
     return TermMap(terms)
+
+
+def term_fields(cfg) -> list[tuple[str, dict]]:
+    """``[(owner, {name: Field})]``: the state fields the config's terms keep, for
+    :func:`~offroad_env.state.join_fields`."""
+    return [(f"{kind[:-1]} term {name!r}", t.state_fields) for kind in KINDS
+            for name, t in getattr(cfg, kind, {}).items() if getattr(t, "state_fields", None)]
+
+
+def kept_before(term, state) -> dict:
+    """``{field: (shape, dtype)}`` of a term's state fields before it runs."""
+    return {f: (getattr(state, f).shape, getattr(state, f).dtype)
+            for f in getattr(term, "state_fields", ())}
+
+
+def check_kept(kind: str, name: str, state, before: dict) -> None:
+    """Refuse a term's write of its state fields that changed their shape or dtype, or (eager)
+    holds NaN or inf, naming the term and the field."""
+    for f, (shape, dtype) in before.items():
+        v = getattr(state, f)
+        if not isinstance(v, torch.Tensor) or v.shape != shape or v.dtype != dtype:
+            got = (f"{tuple(v.shape)} {v.dtype}" if isinstance(v, torch.Tensor)
+                   else type(v).__name__)
+            raise ValueError(f"{kind} term {name!r} wrote its state field {f!r} as {got}; it "
+                             f"is {tuple(shape)} {dtype}")
+        if (dtype.is_floating_point and not torch.compiler.is_compiling()
+                and not bool(torch.isfinite(v).all())):
+            raise ValueError(f"{kind} term {name!r} wrote NaN or inf into its state field {f!r}")
 
 
 def check_term_output(kind: str, name: str, value, n: int, device, shape_tail=(),
@@ -284,60 +353,9 @@ def run_events(sim, events: dict, mask: torch.Tensor | None) -> None:
     of its ``every`` (episode steps; a row at step 0 counts). Eager, outside a compiled step."""
     for name, ev in events.items():
         rows = mask if mask is not None else (sim.state.steps % ev.every == 0)
+        before = kept_before(ev, sim.state)
         ev.fn(EventContext(sim, name), rows, **ev.params)
-
-
-def term_path(fn) -> str | None:
-    """``"module:qualname"`` of a function importable by that path, else None (a lambda or a
-    closure)."""
-    mod, qual = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "")
-    if not mod or "<" in qual:
-        return None
-    if mod == "__main__":  # a script: its own name, where that imports the same file
-        return _script_path(qual)
-    try:
-        obj = importlib.import_module(mod)
-        for part in qual.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError):
-        return None
-    return f"{mod}:{qual}" if obj is fn else None
-
-
-def _script_path(qual: str) -> str | None:
-    """``"stem:qualname"`` of a function of the running script, where ``import stem`` finds
-    that very file (its folder is on ``sys.path``, as a script's own folder is), else None."""
-    import importlib.util
-    import sys
-    from pathlib import Path
-
-    file = getattr(sys.modules.get("__main__"), "__file__", None)
-    if not file or "." in qual:
-        return None
-    stem = Path(file).stem
-    try:
-        spec = importlib.util.find_spec(stem)
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.origin or Path(spec.origin).resolve() != Path(file).resolve():
-        return None
-    return f"{stem}:{qual}"
-
-
-def load_term(path: str, allow: tuple[str, ...] = ()) -> Callable:
-    """The function at ``path`` (``"module:qualname"``), importing its module only when the
-    module or a package above it is in ``allow``; ValueError otherwise (importing runs code)."""
-    mod, sep, qual = path.partition(":")
-    if not sep or not mod or not qual:
-        raise ValueError(f"a term path is 'module:qualname', got {path!r}")
-    top = [mod.split(".")[: i + 1] for i in range(mod.count(".") + 1)]
-    if not any(".".join(p) in allow for p in top) and mod.split(".")[0] != "offroad_env":
-        raise ValueError(f"term {path!r} needs module {mod!r} imported; importing runs its code, "
-                         f"so allow it explicitly (allow_modules=({mod!r},))")
-    obj = importlib.import_module(mod)
-    for part in qual.split("."):
-        obj = getattr(obj, part)
-    return obj
+        check_kept("event", name, sim.state, before)
 
 
 def terms_to_plain(cfg) -> dict:
@@ -354,6 +372,10 @@ def terms_to_plain(cfg) -> dict:
                                  "import path (a lambda or a closure), so a run cannot record "
                                  "it; define it at a module's top level")
             fields = {f: getattr(term, f) for f in term.__dataclass_fields__ if f != "fn"}
+            fields.pop("state_fields", None)
+            if getattr(term, "state_fields", None):  # left out where none (as runs before)
+                fields["state_fields"] = {k: {**dataclasses.asdict(v), "shape": list(v.shape)}
+                                          for k, v in term.state_fields.items()}
             out.setdefault(kind, {})[name] = {"fn": path, **fields}
     return out
 
@@ -368,6 +390,9 @@ def terms_from_plain(plain: dict, allow: tuple[str, ...] = ()) -> dict:
         for name, fields in terms.items():
             fields = dict(fields)
             fn = load_term(fields.pop("fn"), allow)
+            if "state_fields" in fields:
+                fields["state_fields"] = {k: Field(**{**v, "shape": tuple(v["shape"])})
+                                          for k, v in fields["state_fields"].items()}
             for key in ("low", "high"):
                 if isinstance(fields.get(key), list):
                     fields[key] = tuple(fields[key])
