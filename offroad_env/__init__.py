@@ -2,7 +2,7 @@
 
 The physics is one batched torch core (first dimension = environment index): vehicles
 (:mod:`offroad_env.physics.vehicle`), dynamics and actuation (:mod:`offroad_env.physics.dynamics`,
-:mod:`offroad_env.actuation`), ground following (the :mod:`offroad_env.physics.ground` package), sensors,
+:mod:`offroad_env.physics.drive`), ground following (the :mod:`offroad_env.physics.ground` package), sensors,
 observation terms, reward terms and end reasons (:mod:`offroad_env.sensors`,
 :mod:`offroad_env.observations`, :mod:`offroad_env.tasks`) over one state
 (:mod:`offroad_env.state`), orchestrated by :class:`Simulator` (:mod:`offroad_env.sim`), with

@@ -67,8 +67,8 @@ class TaskConfig:
             far as the ground's friction transmits them, about the true contact points
             (:mod:`offroad_env.physics.stability`). ``"limits"``: the static limits and lost
             support only (driving never tips a vehicle then).
-        stuck_time: end an episode as ``stuck`` (a truncation, :class:`~offroad_env.tasks.
-            EndReason` ``STUCK``) after this long [s] without progress: the distance to the goal
+        stuck_time: end an episode as ``stuck`` (a truncation, :class:`~offroad_env.tasks.EndReason`
+            ``STUCK``) after this long [s] without progress: the distance to the goal
             has not come ``stuck_progress`` [m] below the least it reached (nav only; None:
             never, the default).
     """
@@ -171,7 +171,7 @@ class HeightScanConfig:
 
 
 def check_obs_terms(terms) -> None:
-    """ValueError unless ``terms`` are distinct names of :data:`OBS_TERMS`."""
+    """ValueError unless ``terms`` are distinct names of :data:`~offroad_env.observations.TERM_NAMES`."""
     unknown = [t for t in terms if t not in OBS_TERMS]
     if unknown or len(set(terms)) != len(terms):
         raise ValueError(f"obs_terms must be distinct names from {OBS_TERMS}, got {terms!r}")
@@ -202,7 +202,7 @@ class SimConfig:
             (``num_maps`` is then not used).
         heightmap: use this map (or stack) instead of generating.
         task, imu, height_scan: see their classes; height_scan None: no scan.
-        obs_terms: observation terms, in order (see :data:`OBS_TERMS`); "height_scan" is added
+        obs_terms: observation terms, in order (see :data:`~offroad_env.observations.TERM_NAMES`); "height_scan" is added
             when ``height_scan`` is set.
         nan_action: ``"raise"`` (ValueError naming the env indices) or ``"zero"`` (replaced by 0
             and reported in ``info["bad_action"]``).

@@ -71,8 +71,9 @@ class NextStarts:
     Attributes:
         batch: rows prepared at most in one call besides those a reset needs now.
         prepared: ``(N,)`` bool, the rows holding a prepared start (valid or not).
-        calls, rows_prepared, rows_taken: counters (prepare calls; rows prepared; reset rows
-            that took a prepared start).
+        calls: how many prepare calls ran.
+        rows_prepared: how many rows they prepared.
+        rows_taken: how many reset rows took a prepared start.
     """
 
     def __init__(self, sim, batch: int = 512):

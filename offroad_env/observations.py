@@ -2,35 +2,35 @@
 ``SimConfig.obs_terms`` picks and orders them, and ``SimConfig.observations`` adds your own
 after them (:class:`offroad_env.terms.ObservationTerm`, the same ``spec``/``compute`` pair).
 
-==============  ===  ==========================================  ===================
-term            dim  meaning (frame, unit)                       bounds
-==============  ===  ==========================================  ===================
-z_rel           1    base_link height above the ground [m]       [-2, 2]
-roll_pitch      2    roll, pitch [rad]                           [-pi/2, pi/2]
-yaw_sincos      2    sin, cos of yaw                             [-1, 1]
-body_velocity   3    forward, left speed [m/s]; yaw rate [rad/s]  2x the maxima
-imu             6    specific force [m/s^2], rate [rad/s], sensor  +-10 g, +-20 rad/s
-goal            2    goal in the yaw-aligned body frame [m]      +-map diagonal
-goal_polar      3    the same goal as distance [m] and the       [0, map diagonal],
-                     cos, sin of its bearing (1, 0: dead ahead;  [-1, 1]
+==============  ===  ==============================================  ===================
+term            dim  meaning (frame, unit)                           bounds
+==============  ===  ==============================================  ===================
+z_rel           1    base_link height above the ground [m]           [-2, 2]
+roll_pitch      2    roll, pitch [rad]                               [-pi/2, pi/2]
+yaw_sincos      2    sin, cos of yaw                                 [-1, 1]
+body_velocity   3    forward, left speed [m/s]; yaw rate [rad/s]     2x the maxima
+imu             6    specific force [m/s^2], rate [rad/s], sensor    +-10 g, +-20 rad/s
+goal            2    goal in the yaw-aligned body frame [m]          +-map diagonal
+goal_polar      3    the same goal as distance [m] and the           [0, map diagonal],
+                     cos, sin of its bearing (1, 0: dead ahead;      [-1, 1]
                      at the goal itself (1, 0))
-command         2    commanded speed [m/s], yaw rate [rad/s]     the command ranges
-prev_action     A    the previous (clipped) action               [-1, 1]
-height_scan     nxy  terrain around base_link, relative [m]      +-clip
-stability       1    force-angle stability margin [rad]          [-pi/2, pi]
-traction        1    share of the friction cone demanded         [0, 10]
-soil            2K   each wheel's rut depth [m], then its slip   [0, r], [-2, 2]
+command         2    commanded speed [m/s], yaw rate [rad/s]         the command ranges
+prev_action     A    the previous (clipped) action                   [-1, 1]
+height_scan     nxy  terrain around base_link, relative [m]          +-clip
+stability       1    force-angle stability margin [rad]              [-pi/2, pi]
+traction        1    share of the friction cone demanded             [0, 10]
+soil            2K   each wheel's rut depth [m], then its slip       [0, r], [-2, 2]
                      ratio (last step; 0 on hard ground / for
                      kinematic models)
-steering        1    the physical model's Ackermann steering     [-pi/2, pi/2]
+steering        1    the physical model's Ackermann steering         [-pi/2, pi/2]
                      angle [rad] (0 for other models and skid
                      steering)
-energy_margin   1    the physical model's energy stability       [-2, 2]
+energy_margin   1    the physical model's energy stability           [-2, 2]
                      margin [m]: the rise left to tip over the
                      nearest edge, less the rolling energy
                      toward it over m g; < 0 tips (static or
                      dynamic); rigid_body only
-==============  ===  ==========================================  ===================
+==============  ===  ==============================================  ===================
 
 ``soil`` for sim-to-real: a wheel's rut depth is its sinkage below the undisturbed surface, as a
 wheel-mounted ranging sensor or a track-height estimate would measure it; its slip ratio is
@@ -215,6 +215,7 @@ TERMS: dict[str, ObsTerm] = {
     # the physical model's energy stability margin [m] (offroad_env.physics.stability)
     "energy_margin": ObsTerm(_energy_spec, _energy_margin),
 }
+#: the names of the built-in observation terms, in the registry's order
 TERM_NAMES = tuple(TERMS)
 
 

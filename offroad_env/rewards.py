@@ -27,7 +27,9 @@ __all__ = ["RewardWeights", "StepContext", "REWARD_TERMS", "reward_term", "rewar
 class RewardWeights:
     """Weights of the reward terms (the reward is ``sum_k weight_k * term_k``).
 
-    Attributes (term: what it measures, unit):
+    Each weight's term, what it measures and its unit:
+
+    Attributes:
         progress: decrease of the distance to the goal this step [m].
         goal_reached: 1 on the step the goal is reached.
         tracking: ``exp(-(v - v_cmd)^2 / 0.25) + exp(-(w - w_cmd)^2 / 0.25)`` (velocity task).

@@ -282,8 +282,8 @@ class SimulatorSeams:
 class SimulatorEnvBase(SimulatorSeams):
     """What :class:`~offroad_env.OffroadEnv` and :class:`~offroad_env.OffroadVectorEnv` share:
     the constructor's checks, the seeding of the per-environment streams and the reset
-    options. A face calls :meth:`_build` in its constructor, :meth:`_seed` and
-    :meth:`_start_options` in its ``reset``."""
+    options. A face calls ``_build`` in its constructor, ``_seed`` and
+    ``_start_options`` in its ``reset``."""
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 20}
 

@@ -80,7 +80,7 @@ class Simulator:
         self.actions = ActionCheck(self.n, self.action_dim, self.device, dtype, cfg.nan_action)
         world = build_maps(cfg)
         #: world ``(x, y, z)`` [m] of the simulation frame's origin (float64): the state, the
-        #: contact and :attr:`maps` are in that frame (:func:`~offroad_env.frames.to_world`)
+        #: contact and ``maps`` are in that frame (:func:`~offroad_env.frames.to_world`)
         self.origin = local_origin(world)
         #: the height maps as given (world frame), and in the simulation frame
         self.world_maps = world.to(device=self.device, dtype=dtype)

@@ -35,7 +35,7 @@ TIP_RULES = ("limits", "force_angle")
 
 class EndReason(enum.IntEnum):
     """Why an episode ended, as reported in ``info["end_reason"]`` (the vector env: these codes
-    as an int64 tensor; the single env: the member, an ``int``; :attr:`label` is its name)."""
+    as an int64 tensor; the single env: the member, an ``int``; ``label`` is its name)."""
 
     NONE = 0
     TIP_OVER = 1
@@ -59,7 +59,7 @@ REASONS = {int(r): r.label for r in EndReason}
 
 class UserEnd(int):
     """The end-reason code of a user termination term (:mod:`offroad_env.terms`), an ``int``
-    with its :attr:`label` (the term's name), as the single env reports it."""
+    with its ``label`` (the term's name), as the single env reports it."""
 
     def __new__(cls, code: int, label: str):
         obj = super().__new__(cls, code)

@@ -20,7 +20,7 @@ Signatures (N environments, torch tensors on the env's device):
   :class:`~offroad_env.rewards.RewardWeights` order, then each user term's ``weight * value`` in
   declaration order; each is reported as ``info["reward/<name>"]``.
 - termination: ``fn(ctx, **params) -> (N,)`` bool. Its name is the end reason's label
-  (``info["end_reason"]`` holds its code, :func:`end_labels` names them); ``time_out=True``
+  (``info["end_reason"]`` holds its code, :func:`~offroad_env.tasks.end_labels` names them); ``time_out=True``
   makes it a truncation. A built-in end (a hole, the map's edge, tip-over, the goal, stuck) wins
   over a user one on the same step; among user terms the first declared wins.
 - observation: ``fn(state, maps, cfg, **params) -> (N, dim)`` (the same inputs as the built-in
@@ -226,6 +226,7 @@ class TermMap(dict):
         return hash(tuple(self.items()))
 
     def _refuse(self, *a, **k):
+        """Refused: a config's terms are read-only."""
         raise TypeError("a config's terms are read-only; build a new config (dataclasses."
                         "replace) with another dict")
 

@@ -210,7 +210,7 @@ class HeightMap:
 
     @property
     def materials(self) -> torch.Tensor | None:
-        """The material map, ``(M, ny, nx)`` uint8 indices into :attr:`material_names` (None:
+        """The material map, ``(M, ny, nx)`` uint8 indices into ``material_names`` (None:
         none given; :mod:`terrain.materials`)."""
         return self._materials
 

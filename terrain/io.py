@@ -49,7 +49,8 @@ from .heightmap import HeightMap
 
 __all__ = ["load", "save", "TerrainFileError", "sidecar_path", "DEFAULT_MAX_PIXELS", "MAP_SUFFIXES"]
 
-MAP_SUFFIXES = (".png", ".tif", ".tiff", ".txt", ".npy")  # the map files load and save take
+#: the suffixes of the map files :func:`load` and :func:`save` take
+MAP_SUFFIXES = (".png", ".tif", ".tiff", ".txt", ".npy")
 
 #: Largest image accepted by default (samples). Pillow itself warns at about 89 M pixels.
 DEFAULT_MAX_PIXELS = 64 * 1024 * 1024
@@ -301,7 +302,7 @@ def load(path, *, encoding=None, resolution=None, origin=None, center=None, z_of
         max_pixels: refuse larger images (``None``: no limit).
 
     Raises:
-        TerrainFileError (a ValueError) naming the file and the problem.
+        TerrainFileError: (a ValueError) naming the file and the problem.
     """
     path = Path(path)
     if not path.is_file():

@@ -10,7 +10,7 @@ as a soil of ``offroad_env.physics.soil.SOILS`` (an unknown name is refused wher
 meets it).
 
 A point's material is its nearest sample's (:func:`material_at`); maps of a stack share one name
-list (:func:`merge`, used by :meth:`HeightMap.stack`, takes the union in order of appearance and
+list (:func:`merge`, used by :meth:`terrain.HeightMap.stack`, takes the union in order of appearance and
 renumbers).
 """
 

@@ -5,5 +5,5 @@ Rooms: :mod:`.vehicle` (geometry and mass, presets; :mod:`.urdf`), :mod:`.rotati
 :mod:`.ground` (ground following and contact forces), :mod:`.stability` (the force-angle
 measure), :mod:`.constants`, :mod:`.batch` (the layout-keeping row merge), and
 :mod:`.models`: the vehicle models the simulator steps, one module each, registered in
-:data:`.models.MODELS`.
+:data:`~offroad_env.physics.models.MODELS`.
 """

@@ -1,4 +1,4 @@
-"""Where the physical model (:mod:`.rigid_body`) meets the height map: each tyre's support
+"""Where the physical model (:mod:`offroad_env.physics.rigid_body`) meets the height map: each tyre's support
 from its rim samples and its tread's edges, the chassis points' contact forces, and the roof's
 check.
 

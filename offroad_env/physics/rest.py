@@ -53,7 +53,7 @@ __all__ = ["Rest", "settle", "REST_ITERATIONS", "REST_TOL"]
 #: Newton iterations of :func:`settle`, at most (it stops once every row has settled: on the
 #: default Perlin maps 95 % of rows within 6, hard ground; soil, under-relaxed, in about 10)
 REST_ITERATIONS = 12
-#: rounds of the bracketed root search for a wheel's load on soil (:func:`_wheel_loads`)
+#: rounds of the bracketed root search for a wheel's load on soil (``_wheel_loads``)
 LOAD_STEPS = 8
 #: the settled residual: force over ``m g``, moments over ``m g`` times the wheelbase
 REST_TOL = 1e-4

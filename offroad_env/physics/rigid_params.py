@@ -1,4 +1,4 @@
-"""Parameters of the physical vehicle model (:mod:`.rigid_body`) and what follows from them:
+"""Parameters of the physical vehicle model (:mod:`offroad_env.physics.rigid_body`) and what follows from them:
 the suspension's figures, the longest stable substep and the chassis' contact points.
 
 Units: m, s, kg, N, rad. Frames: the rear-axle frame (x forward, y left, z up; hubs at z = 0).

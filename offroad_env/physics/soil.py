@@ -231,7 +231,7 @@ _TABLES: dict = {}
 
 
 def inverse_table(dtype, device) -> tuple:
-    """``(flat table tensor, rows, cols, psi_lo, psi_step)`` of :func:`_table_np` in ``dtype``
+    """``(flat table tensor, rows, cols, psi_lo, psi_step)`` of ``_table_np`` in ``dtype``
     on ``device``, built once each (the physical model builds it eagerly, before a compiled
     step reads it)."""
     key = (dtype, str(device))

@@ -123,9 +123,11 @@ class EdgeTable:
     :func:`force_angle_margin`.
 
     Attributes:
-        i, j: ``(E,)`` int64 wheel indices of each pair.
-        right, left: ``(E, K)`` bool, wheel ``k`` lies strictly right / left of ``i -> j`` in
-            plan view (the rear-axle frame's xy).
+        i: ``(E,)`` int64 the first wheel of each pair.
+        j: ``(E,)`` int64 the second wheel of each pair.
+        right: ``(E, K)`` bool, wheel ``k`` lies strictly right of ``i -> j`` in plan view (the
+            rear-axle frame's xy).
+        left: ``(E, K)`` bool, wheel ``k`` lies strictly left of ``i -> j``.
     """
 
     def __init__(self, vehicle: Vehicle, device=None):

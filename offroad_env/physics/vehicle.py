@@ -292,7 +292,7 @@ def _box_rover(n_axles: int, name: str) -> Vehicle:
 
 
 def six_wheel_rover() -> Vehicle:
-    """The paper's six-wheel, 500 kg vehicle (see :func:`_box_rover` for the assumptions)."""
+    """The paper's six-wheel, 500 kg vehicle (``_box_rover`` states the assumptions)."""
     return _box_rover(3, "six_wheel_rover")
 
 

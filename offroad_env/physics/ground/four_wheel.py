@@ -38,7 +38,7 @@ def four_wheel(vehicle: Vehicle, terrain: HeightMap, x, y, yaw, map_index=None, 
 
     Per-wheel outputs are for the vehicle's own K wheels: heights under their planar positions
     (vertical projection, as the seed), gaps at the resulting pose, contacts within ``d_eps`` and
-    the static loads of the contacting wheels (:func:`support_forces`). A wheel over a hole reads
+    the static loads of the contacting wheels (:func:`~offroad_env.physics.ground.loads.support_forces`). A wheel over a hole reads
     the lowest height among the other wheels (flagged in ``wheel_hole``/``hole``).
     ``loads=False`` skips the per-wheel quantities (:meth:`GroundContact.with_loads`).
     """

@@ -20,9 +20,9 @@ Actions in [-1, 1]:
 Either Ackermann layout keeps its angle [rad] in ``steer_angle`` (the ``steering``
 observation).
 
-Which wheels are driven and how they are coupled come from the vehicle (:mod:`..drive`).
+Which wheels are driven and how they are coupled come from the vehicle (:mod:`offroad_env.physics.drive`).
 
-**Tip-over is a physical event** here (:attr:`judges_tip_over`): the body has rolled or pitched
+**Tip-over is a physical event** here (:attr:`RigidBody.judges_tip_over`): the body has rolled or pitched
 past recovery, or lies on its roof or side. Past recovery: the centre of mass has passed over
 the outermost wheel contacts, so gravity rolls it on: the force-angle margin at rest over the
 contact points of all K wheels (airborne wheels at their lowest point) is negative. On a roof or
@@ -33,10 +33,10 @@ points and forces.
 
 **Soil** is ``RigidBodyParams.soil`` everywhere, or the terrain's material map per sample
 (:mod:`terrain.materials`; each wheel takes the soil under its hub at the start of a step, see
-:mod:`..soil_contact`), not both. On a material map ``soil_strength`` varies every soil, and
+:mod:`offroad_env.physics.soil_contact`), not both. On a material map ``soil_strength`` varies every soil, and
 ``soil_phi`` (one soil's angle) is refused.
 
-**A reset starts at the model's own rest** (:mod:`..rest`): from the rigid rest of
+**A reset starts at the model's own rest** (:mod:`offroad_env.physics.rest`): from the rigid rest of
 ``rigid_contact``, the body is moved to where its springs, tyres and (on soil) ruts hold it
 braked: each wheel on its surface along its own contact normal, each spring at its own load's
 sag, each wheel in the rut of its load. The first observation is that state (loads, rut, an IMU
@@ -244,7 +244,7 @@ class RigidBody(VehicleModel):
         return ModelStep(gc, drive, self.body_velocity(state), accel_b)
 
     def rest(self, state, contact, maps, params, idx):
-        """The model's own braked rest (:func:`~..rest.settle`) of the rows ``idx`` (None: all)
+        """The model's own braked rest (:func:`~offroad_env.physics.rest.settle`) of the rows ``idx`` (None: all)
         placed at ``contact`` (their rigid rest): the body at rest there, each spring at its
         own load's sag and each wheel in the rut of its load on soil. Returns ``(fields,
         placement)``: the rows' state fields and their placement from that rest (its loads,

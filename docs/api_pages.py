@@ -1,0 +1,51 @@
+"""The API reference's pages: one per package, an ``automodule`` per module (every module of
+``offroad_env``, ``terrain``, ``wrappers`` and ``train`` but the deprecated aliases and the
+entry points), written at every docs build (``docs/conf.py``), so a new module is documented
+without an edit here."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from pathlib import Path
+
+PACKAGES = {"offroad_env": "The batched core: the envs, the simulator, the physics",
+            "terrain": "Height maps, files, generators, terrain families",
+            "wrappers": "Gymnasium wrappers", "train": "PPO, evaluation, OffroadBench"}
+SKIP = ("__main__", "cli", "_moved", "_siblings")
+
+
+def modules(pkg: str) -> list[str]:
+    """The documented modules of ``pkg``, the package first."""
+    p = importlib.import_module(pkg)
+    out = [pkg]
+    for m in pkgutil.walk_packages(p.__path__, pkg + "."):
+        leaf = m.name.rsplit(".", 1)[-1]
+        if leaf in SKIP:
+            continue
+        src = Path(importlib.util.find_spec(m.name).origin).read_text()
+        if "_moved" in src and src.count("\n") < 12:  # a deprecated alias module
+            continue
+        out.append(m.name)
+    return out
+
+
+def write_all(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    index = ["# API reference", "",
+             "Generated from the docstrings, which state shapes, frames and units.", "",
+             "```{toctree}", ":maxdepth: 1", ""]
+    for pkg, title in PACKAGES.items():
+        index.append(pkg)
+        lines = [f"# `{pkg}`", "", title + ".", ""]
+        for mod in modules(pkg):
+            lines += ["```{eval-rst}", f".. automodule:: {mod}",
+                      *(("   :members:", "   :ignore-module-all:") if mod != pkg
+                        else ("   :no-members:",)), "```", ""]
+        _write(out / f"{pkg}.md", "\n".join(lines))
+    _write(out / "index.md", "\n".join(index + ["```", ""]))
+
+
+def _write(path: Path, text: str) -> None:
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
