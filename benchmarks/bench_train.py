@@ -40,7 +40,7 @@ from train.ppo import PRESETS, PPOConfig, train  # noqa: E402
 #: the configurations compared, over ``PPOConfig``'s defaults: ``old`` is the defaults before
 #: issue 28 (the ``classic`` preset: N = 256, T = 64, 4 epochs x 4 minibatches, two 128 x 128
 #: MLPs), ``defaults`` those after it (N = 1024, T = 16, 64 x 64; ``balanced`` in the runs of
-#: BENCHMARKS.md "Training speed")
+#: docs/benchmarks-history.md "Training speed")
 CONFIGS = {
     "old": PRESETS["classic"],
     "defaults": {},

@@ -71,7 +71,7 @@ def default_threads(free: int | None = None) -> int:
     """The CPU threads for a training or evaluation process: torch's default (the physical
     cores) capped at the free cores. Oversubscribed cores make torch's OpenMP threads spin and
     wait on one another: on a 2-core machine with one core busy, 2 threads trained 5-12x slower
-    than 1 (BENCHMARKS.md, "CPU threads")."""
+    than 1 (docs/benchmarks-history.md, "CPU threads")."""
     free = free_cores() if free is None else free
     return max(1, min(_TORCH_THREADS, free))
 

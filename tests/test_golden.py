@@ -33,7 +33,7 @@ where any of those runs changes a discrete array (an end reason, a contact or ho
 counter): past it the runs part (chaos), and nothing is compared there. Within it every
 discrete array must be equal. Checked on the recording machine: runs under
 ``ATEN_CPU_CAPABILITY=default`` (other kernels), under ``MKL_CBWR`` AVX2/AVX512 and unpinned,
-lie within the envelope (BENCHMARKS.md, "Golden trajectories across machines").
+lie within the envelope (docs/benchmarks-history.md, "Golden trajectories and suite figures across machines").
 
 A refactor that must change nothing is checked bit for bit on one machine instead:
 ``python benchmarks/golden.py --record FILE`` before, ``--check FILE`` after.

@@ -1,5 +1,5 @@
 """CPU threads (issue 27, item 10): the default is torch's (the physical cores) capped at the
-cores other work leaves free; more threads than free cores warn. BENCHMARKS.md ("CPU threads")
+cores other work leaves free; more threads than free cores warn. docs/benchmarks-history.md ("CPU threads")
 has the measurement behind it: with one of two cores busy, 2 threads trained 3.5x slower than 1."""
 
 import warnings

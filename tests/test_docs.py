@@ -1,0 +1,64 @@
+"""The documentation's generated parts follow the code: an environment card per registered id
+holds every observation term, reward term and end of that id; the API pages list every module
+but the deprecated aliases; a cached GIF made from other inputs is named stale."""
+
+import json
+import sys
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+
+import offroad_env
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+sys.path.insert(0, str(DOCS))
+
+import api_pages  # noqa: E402
+import cards  # noqa: E402
+import gifs  # noqa: E402
+
+
+@pytest.mark.parametrize("env_id", list(offroad_env.ENV_IDS))
+def test_a_card_holds_the_ids_spaces_terms_and_ends(env_id):
+    text = cards.card(env_id)
+    env = gym.make(env_id)
+    sim = env.unwrapped.sim
+    for name, a, b in sim.obs_layout:
+        assert f"| {a}:{b} | `{name}` |" in text
+    for name, w in sim.cfg.task.weights.items():
+        if w:
+            assert f"| `{name}` | {w:g} |" in text
+    for label in ("tip_over", "off_map", "hole", "goal_reached", "time_limit", "stuck"):
+        assert f"`{label}`" in text
+    assert f"({env.observation_space.shape[0]},)" in text
+    assert f"{env.spec.max_episode_steps} steps" in text
+    # meanings come from the docstrings, not from the card's code
+    assert "base_link height above the ground [m]" in text
+
+
+def test_the_api_pages_cover_every_module_but_the_aliases():
+    mods = api_pages.modules("offroad_env")
+    assert "offroad_env.terms" in mods and "offroad_env.physics.rigid_body" in mods
+    assert "offroad_env.vehicle" not in mods  # a deprecated alias of offroad_env.physics.vehicle
+    assert "offroad_env.cli" not in mods
+
+
+def test_a_gif_made_from_other_inputs_is_stale(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(gifs, "OUT", tmp_path)
+    monkeypatch.setattr(gifs, "MANIFEST", tmp_path / "manifest.json")
+    items = gifs.items()
+    digest = gifs.source_digest()
+    manifest = {}
+    for name, settings in items.items():
+        (tmp_path / f"{name}.gif").write_bytes(b"GIF89a")
+        manifest[name] = {"key": gifs.key(settings, digest), "settings": settings}
+    manifest["slopes-9"]["key"] = gifs.key(items["slopes-9"], "an older source")
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    (tmp_path / "ditches-5.gif").unlink()
+    assert gifs.main(["--check"]) == 0
+    out = capsys.readouterr().out
+    assert "slopes-9.gif stale: the package's source changed" in out
+    assert "ditches-5.gif missing" in out
+    assert "2 of" in out
+    assert "boulders-0.gif" not in out
