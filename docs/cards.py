@@ -157,6 +157,9 @@ def card(env_id: str) -> str:
           "## Description", "", _md(_task_texts().get(task, "")), "",
           "## Actions", "",
           _md(_spec_bullet("Actions")), "",
+          "| component | commands | range |", "|---|---|---|",
+          *[f"| `a[{i}]` | {label} | [-1, 1] |"
+            for i, label in enumerate(type(sim.model).action_labels)], "",
           f"This id's model, `dynamics=\"{cfg.dynamics}\"`: {_md(model_doc)} Here `max_speed` = "
           f"{cfg.max_speed} m/s, `max_yaw_rate` = {cfg.max_yaw_rate} rad/s, `nan_action` = "
           f"`\"{cfg.nan_action}\"`.", "",

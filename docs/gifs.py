@@ -50,16 +50,32 @@ def items() -> dict[str, dict]:
 
 
 def source_digest() -> str:
-    """A digest of what an episode's frames depend on: the core's and the terrain's Python
-    source, the baseline policies, and this script."""
+    """A digest of what an episode's frames depend on: the code (not the comments or
+    docstrings) of the core, the terrain, the baseline policies and this script."""
     h = hashlib.sha256()
     files = [*(ROOT / "offroad_env").rglob("*.py"), *(ROOT / "terrain").rglob("*.py"),
              ROOT / "train" / "policies.py"]
     for p in sorted(files):
         h.update(p.relative_to(ROOT).as_posix().encode())
-        h.update(p.read_bytes())
-    h.update(Path(__file__).read_bytes())
+        h.update(_code(p.read_text()).encode())
+    h.update(_code(Path(__file__).read_text()).encode())
     return h.hexdigest()[:16]
+
+
+def _code(source: str) -> str:
+    """The code of a module without its comments and docstrings (an edit of either does not
+    change a frame)."""
+    import ast
+
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                and body and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value,
+                                                                            str)):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree)
 
 
 def key(settings: dict, digest: str) -> str:

@@ -17,7 +17,8 @@ from terrain import HeightMap
 
 from . import tasks
 from .physics.constants import GRAVITY
-from .physics.dynamics import INTEGRATORS, AckermannParams, SkidSteerParams
+from .legacy_params import LEGACY_FIELDS, fold_legacy
+from .physics.dynamics import AckermannParams, SkidSteerParams
 from .physics.ground import METHODS as GROUND_METHODS
 from .physics.models import MODELS, model_class
 from .physics.models.ground_following import GroundFollowing
@@ -30,6 +31,9 @@ __all__ = ["SimConfig", "TaskConfig", "ImuConfig", "HeightScanConfig", "make_con
            "rough_terrain", "family_config", "traverse_terrain", "DYNAMICS", "GROUND_METHODS",
            "OBS_TERMS", "check_obs_terms"]
 
+
+#: the ground's friction coefficient of a model whose parameters name none
+DEFAULT_GROUND_MU = 0.8
 
 #: the built-in vehicle models (``SimConfig.dynamics``); a plug-in registered later is accepted
 #: too (:data:`offroad_env.physics.models.MODELS`)
@@ -186,15 +190,15 @@ class SimConfig:
         dt: control step [s].
         dynamics: the vehicle model: ``"unicycle"``, ``"ackermann"``, ``"skid_steer"`` or any
             registered one (:data:`offroad_env.physics.models.MODELS`).
-        dynamics_params: the parameters of a model that takes its own (its ``Params`` type;
-            None: its defaults). The built-in models read ``ackermann`` and ``skid``.
+        dynamics_params: the vehicle model's parameters, of its ``Params`` type (None: its
+            defaults): :class:`~offroad_env.physics.dynamics.UnicycleParams` (the integrator,
+            the ground's friction), :class:`~offroad_env.physics.dynamics.AckermannParams`,
+            :class:`~offroad_env.physics.skid.SkidSteerParams` (substeps included),
+            :class:`~offroad_env.physics.rigid_params.RigidBodyParams`.
         max_speed: speed at action 1 [m/s]; max_yaw_rate: yaw rate at action 1 (unicycle)
             [rad/s].
-        ackermann, skid: model parameters; substeps: skid-steer substeps per step (the model is
-            stable up to 10 ms substeps, see BENCHMARKS.md).
-        integrator: the kinematic models' (unicycle, Ackermann) integration: ``"euler"`` (the
-            unicycle seed's forward Euler) or ``"exact"`` (circular arcs; the Ackermann
-            steering angle moving through the step), :data:`~offroad_env.physics.dynamics.INTEGRATORS`.
+        ackermann, skid, substeps, integrator: deprecated (:mod:`offroad_env.legacy_params`):
+            given, they fold into ``dynamics_params`` with a warning, and read None after.
         ground: ``"four_wheel"`` or ``"rigid_contact"``; d_eps: contact threshold [m], >= 0.
         terrain: generator config of the maps; num_maps: maps in the stack (one drawn per
             episode); terrain_seed: the maps' seed (the env seed draws spawns, not maps). A
@@ -223,10 +227,10 @@ class SimConfig:
     dynamics_params: object | None = None
     max_speed: float = 1.0
     max_yaw_rate: float = 1.0
-    ackermann: AckermannParams = field(default_factory=AckermannParams)
-    skid: SkidSteerParams = field(default_factory=SkidSteerParams)
-    substeps: int = 5
-    integrator: str = "euler"
+    ackermann: AckermannParams | None = None
+    skid: SkidSteerParams | None = None
+    substeps: int | None = None
+    integrator: str | None = None
     ground: str = "four_wheel"
     d_eps: float = 0.01
     terrain: terrain_pkg.TerrainConfig = field(default_factory=lambda: terrain_pkg.PerlinConfig(
@@ -255,13 +259,17 @@ class SimConfig:
             raise ValueError(f"vehicle {vehicle.name!r} stands on casters: ground='four_wheel' "
                              "places a wheel base x track rectangle, which it has not; use "
                              "ground='rigid_contact' (its contacts as they are)")
+        legacy = {k: getattr(self, k) for k in LEGACY_FIELDS if getattr(self, k) is not None}
+        if legacy:  # the deprecated model fields: into dynamics_params
+            object.__setattr__(self, "dynamics_params", fold_legacy(
+                self.dynamics, self.dynamics_params, legacy, model.Params))
+            for k in legacy:
+                object.__setattr__(self, k, None)
         if self.dynamics_params is not None and (
                 model.Params is None or not isinstance(self.dynamics_params, model.Params)):
             want = "none" if model.Params is None else f"a {model.Params.__name__}"
             raise ValueError(f"dynamics_params of model {self.dynamics!r} must be {want}, got "
                              f"{self.dynamics_params!r}")
-        if self.integrator not in INTEGRATORS:
-            raise ValueError(f"integrator must be one of {INTEGRATORS}, got {self.integrator!r}")
         if self.ground not in GROUND_METHODS:
             raise ValueError(f"ground must be one of {GROUND_METHODS}, got {self.ground!r}")
         for name in ("dt", "max_speed", "max_yaw_rate", "gravity"):
@@ -270,8 +278,6 @@ class SimConfig:
                 raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
         if not (_finite(self.d_eps) and self.d_eps >= 0):
             raise ValueError(f"d_eps must be a finite number >= 0 [m], got {self.d_eps!r}")
-        if int(self.substeps) != self.substeps or self.substeps < 1:
-            raise ValueError(f"substeps must be an int >= 1, got {self.substeps!r}")
         if int(self.action_repeat) != self.action_repeat or self.action_repeat < 1:
             raise ValueError(f"action_repeat must be an int >= 1, got {self.action_repeat!r}")
         seed = self.terrain_seed
@@ -298,14 +304,14 @@ class SimConfig:
     @property
     def ground_mu(self) -> float:
         """The ground's friction coefficient where no per-environment value is set: the
-        model's own ``mu`` where its parameters have one (the physical model's), else the
-        skid-steer parameters' ground (``skid.ground_mu``)."""
+        model's parameters' ``ground_mu`` (skid-steer: ``mu`` on hard ground, ``mu_peak`` on
+        soft soil) or ``mu``, else :data:`DEFAULT_GROUND_MU`."""
         p = self.dynamics_params
         if p is None:
             P = model_class(self.dynamics).Params
             p = None if P is None else P()
-        mu = getattr(p, "mu", None)
-        return self.skid.ground_mu if mu is None else float(mu)
+        mu = getattr(p, "ground_mu", getattr(p, "mu", None))
+        return DEFAULT_GROUND_MU if mu is None else float(mu)
 
     @property
     def terms(self) -> tuple[str, ...]:

@@ -7,8 +7,8 @@ then the batched environment.
    (``--terrain`` picks another generator or a map file).
 2. The seed's drive: a Husky from the origin, heading +x, at 2 m/s with a steering rate of
    0.5 sin(2 pi 0.15 t) rad/s, the angle held at the Ackermann block's default limit pi/4, for
-   30 s logged every 10 ms, integrated exactly (``integrator="exact"``), run through the
-   simulator (so the pose,
+   30 s logged every 10 ms, integrated exactly (``AckermannParams(integrator="exact")``), run
+   through the simulator (so the pose,
    the IMU and the contact are the product's own), placed by the chosen ground-following method
    and, for comparison, by the other one; the seed's summary (duration, distance, max roll and
    pitch, z range), a CSV log (time, translation, rotation angles, IMU), the seed's plots
@@ -32,7 +32,7 @@ import torch
 
 import terrain
 
-from .physics.dynamics import AckermannParams
+from .physics.dynamics import AckermannParams, UnicycleParams
 from .config import GROUND_METHODS, SimConfig
 from .physics.ground import place
 from .sim import Simulator
@@ -103,11 +103,13 @@ def drive(hm: terrain.HeightMap, vehicle: str = "husky", dynamics: str = "ackerm
     """
     veh = preset(vehicle)
     t, v, rate, steer, w = seed_commands(dt, t_end, veh.wheel_base, speed)
+    # the seed integrates its model accurately: the kinematic models' exact integrator
+    params = {"ackermann": AckermannParams(wheel_base=veh.wheel_base, max_steer=SEED_MAX_STEER,
+                                           max_steer_rate=2.0, integrator="exact"),
+              "unicycle": UnicycleParams(integrator="exact")}.get(dynamics)
     cfg = SimConfig(vehicle=vehicle, dt=dt, dynamics=dynamics, ground=ground, heightmap=hm,
                     max_speed=speed, max_yaw_rate=max(1.0, float(np.abs(w).max())),
-                    ackermann=AckermannParams(wheel_base=veh.wheel_base,
-                                              max_steer=SEED_MAX_STEER, max_steer_rate=2.0),
-                    integrator="exact",  # the seed integrates its model accurately
+                    dynamics_params=params,
                     num_maps=1)  # the drive ignores the task's goal and terminations
     sim = Simulator(cfg, 1, dtype=torch.float64)
     if start is None:

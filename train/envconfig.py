@@ -33,6 +33,7 @@ from offroad_env import ENV_IDS, SimConfig, TaskConfig, make_config
 from offroad_env.cli import add_config_options
 from offroad_env.config import DYNAMICS, GROUND_METHODS, OBS_TERMS
 from offroad_env.physics.dynamics import INTEGRATORS
+from offroad_env.physics.models import model_class
 from offroad_env.tasks import TIP_RULES, RewardWeights
 from offroad_env.terms import terms_from_plain
 
@@ -40,9 +41,11 @@ __all__ = ["add_env_arguments", "env_spec_from_args", "env_kwargs", "SIM_FIELDS"
            "pack_inputs", "resolve_inputs", "INPUTS_DIR"]
 
 #: the SimConfig fields offered as options
-SIM_FIELDS = ("vehicle", "dynamics", "ground", "integrator", "dt", "max_speed", "max_yaw_rate",
-              "substeps", "d_eps", "num_maps", "terrain_seed", "gravity", "action_repeat",
-              "nan_action", "obs_terms")
+SIM_FIELDS = ("vehicle", "dynamics", "ground", "dt", "max_speed", "max_yaw_rate", "d_eps",
+              "num_maps", "terrain_seed", "gravity", "action_repeat", "nan_action", "obs_terms")
+#: the vehicle models' parameters offered as options (``--integrator``, ``--substeps``): they
+#: go into ``dynamics_params`` of the run's model, which must have them
+MODEL_FIELDS = {"integrator": str, "substeps": int}
 TASK_FIELDS = ("goal_distance", "goal_radius", "spawn_margin", "tip_rule", "tip_hold_time")
 
 
@@ -51,8 +54,13 @@ def add_env_arguments(parser) -> None:
     g = parser.add_argument_group("environment (defaults: the env id's)")
     add_config_options(g, SimConfig, dest_prefix="env.sim.", only=SIM_FIELDS, choices={
         "dynamics": list(DYNAMICS), "ground": list(GROUND_METHODS),
-        "integrator": list(INTEGRATORS), "nan_action": ["raise", "zero"],
-        "obs_terms": list(OBS_TERMS)})
+        "nan_action": ["raise", "zero"], "obs_terms": list(OBS_TERMS)})
+    g.add_argument("--integrator", dest="env.sim.integrator", choices=list(INTEGRATORS),
+                   default=None, help="the kinematic models' integration (UnicycleParams, "
+                                      "AckermannParams; default euler)")
+    g.add_argument("--substeps", dest="env.sim.substeps", type=int, default=None,
+                   metavar="SUBSTEPS", help="the skid-steer model's substeps a step "
+                                            "(SkidSteerParams; default 5)")
     add_config_options(g, TaskConfig, prefix="task-", dest_prefix="env.task.", only=TASK_FIELDS,
                        choices={"tip_rule": list(TIP_RULES)})
     add_config_options(g, RewardWeights, prefix="reward-", dest_prefix="env.reward.")
@@ -223,6 +231,10 @@ def env_kwargs(env_id: str, spec: dict | None, base=None, allow_modules: tuple =
     spec = resolve_inputs(spec, base)
     spec.pop("sources", None)
     kw = dict(spec.get("sim", {}))
+    model = {k: kw.pop(k) for k in MODEL_FIELDS if k in kw}
+    if model:
+        kw["dynamics_params"] = _model_params(env_id, kw.get("dynamics"), model,
+                                              spec.get("suite"))
     kw.update(terms_from_plain(spec.pop("terms", None), tuple(allow_modules)))
     if "obs_terms" in kw:
         kw["obs_terms"] = tuple(kw["obs_terms"])
@@ -246,6 +258,25 @@ def env_kwargs(env_id: str, spec: dict | None, base=None, allow_modules: tuple =
             raise ValueError(f"--terrain {name!r} is neither a generator "
                              f"({', '.join(terrain_pkg.GENERATORS)}) nor a map file")
     return kw
+
+
+def _model_params(env_id: str, dynamics: str | None, values: dict, suite):
+    """The ``dynamics_params`` of the run's model (``dynamics``, else the suite's or the id's)
+    with the model options ``values`` set; ValueError naming the model that has none such."""
+    if dynamics is None:
+        if suite is not None:
+            from .suite import load_suite
+
+            dynamics = load_suite(suite).dynamics
+        else:
+            dynamics = make_config(ENV_IDS[env_id]).dynamics
+    params = model_class(dynamics).Params
+    have = set() if params is None else {f.name for f in dataclasses.fields(params)}
+    bad = sorted(set(values) - have)
+    if bad:
+        raise ValueError(f"--{' --'.join(bad)}: the {dynamics} model has no such parameter "
+                         f"(its parameters: {sorted(have) or 'none'})")
+    return params(**values)
 
 
 def _with_task(cfg: SimConfig, task_over: dict, reward: dict) -> SimConfig:

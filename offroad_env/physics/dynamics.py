@@ -26,9 +26,9 @@ import torch
 from .skid import (CONTROLLERS, SkidSteerParams, SkidSteerState, braked_body_forces,
                    side_targets, skid_steer_step, speed_controller, speed_servo)
 
-__all__ = ["INTEGRATORS", "EXACT_SUBSTEPS", "unicycle_step", "wheel_speeds_to_body",
-           "AckermannParams", "ackermann_step", "SkidSteerParams", "SkidSteerState",
-           "skid_steer_step", "side_targets", "speed_controller", "speed_servo",
+__all__ = ["INTEGRATORS", "UnicycleParams", "EXACT_SUBSTEPS", "unicycle_step",
+           "wheel_speeds_to_body", "AckermannParams", "ackermann_step", "SkidSteerParams",
+           "SkidSteerState", "skid_steer_step", "side_targets", "speed_controller", "speed_servo",
            "braked_body_forces", "CONTROLLERS"]
 
 
@@ -40,7 +40,34 @@ INTEGRATORS = ("euler", "exact")
 EXACT_SUBSTEPS = 8
 
 
+def _check_kinematic(params) -> None:
+    if params.integrator not in INTEGRATORS:
+        raise ValueError(f"integrator must be one of {INTEGRATORS}, got {params.integrator!r}")
+    if isinstance(params.mu, bool) or not isinstance(params.mu, (int, float)) \
+            or not math.isfinite(params.mu) or params.mu < 0:
+        raise ValueError(f"mu must be a finite number >= 0, got {params.mu!r}")
+
+
 # ----------------------------------------------------------------------------- unicycle
+@dataclass(frozen=True, kw_only=True)
+class UnicycleParams:
+    """The unicycle model's parameters (``SimConfig.dynamics_params`` of ``"unicycle"``).
+
+    Attributes:
+        integrator: ``"euler"`` (the odometry seed's forward Euler) or ``"exact"`` (circular
+            arcs), :data:`INTEGRATORS`.
+        mu: the ground's friction coefficient: the model does not slip, but the tip-over rule
+            counts only the forces friction can transmit (a per-environment ``friction``
+            parameter replaces it).
+    """
+
+    integrator: str = "euler"
+    mu: float = 0.8
+
+    def __post_init__(self):
+        _check_kinematic(self)
+
+
 def unicycle_step(x, y, theta, v, omega, dt: float, integrator: str = "euler"):
     """One step of the unicycle. All ``(N,)`` tensors; returns the new ``(x, y, theta)``;
     ``theta`` is not wrapped.
@@ -78,13 +105,19 @@ class AckermannParams:
         wheel_base: [m] > 0.
         max_steer: steering angle limit [rad], in (0, pi/2).
         max_steer_rate: steering rate limit [rad/s], > 0.
+        integrator: ``"euler"`` or ``"exact"`` (the steering angle moving through the step),
+            :data:`INTEGRATORS`.
+        mu: the ground's friction coefficient, as :class:`UnicycleParams`' ``mu``.
     """
 
     wheel_base: float = 0.512
     max_steer: float = 0.6
     max_steer_rate: float = 2.0
+    integrator: str = "euler"
+    mu: float = 0.8
 
     def __post_init__(self):
+        _check_kinematic(self)
         if not (math.isfinite(self.wheel_base) and self.wheel_base > 0):
             raise ValueError(f"wheel_base must be > 0, got {self.wheel_base}")
         if not (0 < self.max_steer < math.pi / 2):

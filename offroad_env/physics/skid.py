@@ -60,6 +60,8 @@ class SkidSteerParams:
         speed_gain: proportional gain of the ``"proportional"`` controller [N m s/rad].
         slip_eps: ``eps`` of the slip ratio and angle [m/s].
         v_eps: speed scale of the smooth sign in rolling and soil resistance [m/s].
+        substeps: the model's substeps per control step (the env's ``dt``; stable up to 10 ms
+            substeps with the slip limiter).
         slip_limiter: cap each wheel's linear force at the force that would bring its slip
             velocity to zero within the substep (wheel inertia and the wheel's share ``m / K`` of
             the mass). The linear laws are stiff (``C_kappa R^2 / (I_w v)`` is thousands per
@@ -85,12 +87,16 @@ class SkidSteerParams:
     slip_eps: float = 1e-6
     v_eps: float = 0.01
     slip_limiter: bool = True
+    substeps: int = 5
 
     def __post_init__(self):
         if self.soil not in ("hard", "soft"):
             raise ValueError(f"soil must be 'hard' or 'soft', got {self.soil!r}")
         if self.controller not in CONTROLLERS:
             raise ValueError(f"controller must be one of {CONTROLLERS}, got {self.controller!r}")
+        if isinstance(self.substeps, bool) or not isinstance(self.substeps, int) \
+                or self.substeps < 1:
+            raise ValueError(f"substeps must be an int >= 1, got {self.substeps!r}")
         check_numbers(self, positive=("wheel_inertia", "max_torque", "c_kappa", "c_alpha",
                                       "k_shape", "slip_eps", "v_eps", "speed_gain"),
                       nonneg=("wheel_damping", "mu", "mu_peak", "soft_resistance", "c_rr"),

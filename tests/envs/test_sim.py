@@ -109,7 +109,8 @@ def test_one_gravity_reaches_the_loads_the_imu_and_the_skid_steer_slope():
     g = 3.71  # Mars
     slope = terrain.PlaneConfig(size=(20.0, 20.0), resolution=(0.1, 0.1), slope_x=0.3)
     s = Simulator(SimConfig(terrain=slope, num_maps=1, gravity=g, dynamics="skid_steer",
-                            ground="rigid_contact", skid=SkidSteerParams(mu=0.0, c_rr=0.0)),
+                            ground="rigid_contact",
+                            dynamics_params=SkidSteerParams(mu=0.0, c_rr=0.0)),
                   1, dtype=torch.float64)
     s.set_keys(torch.tensor([1]), torch.ones(1, dtype=torch.bool))
     s.reset(torch.ones(1, dtype=torch.bool), torch.tensor([[0.0, 0.0, 0.0]]))

@@ -57,11 +57,11 @@ def _on_plane(vehicle, ground, slope_x=0.0, slope_y=0.0, yaw=0.0, mu=2.0):
     import terrain
     from offroad_env import Simulator
     from offroad_env.config import SimConfig, TaskConfig
-    from offroad_env.physics.dynamics import SkidSteerParams
+    from offroad_env.physics.dynamics import UnicycleParams
     plane = terrain.PlaneConfig(size=(12.0, 12.0), resolution=(0.05, 0.05), slope_x=slope_x,
                                 slope_y=slope_y)
     sim = Simulator(SimConfig(vehicle=vehicle, ground=ground, terrain=plane, num_maps=1,
-                              skid=SkidSteerParams(mu=mu),
+                              dynamics_params=UnicycleParams(mu=mu),
                               task=TaskConfig(goal_distance=(1.0, 2.0), spawn_margin=1.0,
                                               tip_rule="force_angle")), 1,
                     dtype=torch.float64)

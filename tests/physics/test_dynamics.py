@@ -367,7 +367,7 @@ def _braked_on_slope(beta_deg, mu=0.5):
     plane = terrain.PlaneConfig(size=(40.0, 40.0), resolution=(0.1, 0.1),
                                 slope_x=math.tan(math.radians(beta_deg)))
     sim = Simulator(SimConfig(dynamics="skid_steer", ground="rigid_contact", terrain=plane,
-                              num_maps=1, skid=SkidSteerParams(mu=mu),
+                              num_maps=1, dynamics_params=SkidSteerParams(mu=mu),
                               task=TaskConfig(goal_distance=(1.0, 2.0), spawn_margin=1.0,
                                               tip_rule="limits")), 1, dtype=torch.float64)
     sim.set_keys(torch.tensor([1]), torch.ones(1, dtype=torch.bool))
@@ -442,7 +442,7 @@ def _climb(beta_deg, mu=1.0, seconds=3.0, **vehicle_kw):
     plane = terrain.PlaneConfig(size=(40.0, 40.0), resolution=(0.1, 0.1),
                                 slope_x=math.tan(math.radians(beta_deg)))
     cfg = SimConfig(dynamics="skid_steer", ground="rigid_contact", terrain=plane, num_maps=1,
-                    skid=SkidSteerParams(mu=mu), task=TaskConfig(goal_distance=(1.0, 2.0),
+                    dynamics_params=SkidSteerParams(mu=mu), task=TaskConfig(goal_distance=(1.0, 2.0),
                                                                  spawn_margin=1.0,
                                                                  tip_rule="limits"))
     sim = Simulator(cfg, 1, dtype=torch.float64)
@@ -477,7 +477,7 @@ def test_the_servo_holds_a_slow_target_against_a_load_where_the_seeds_gain_stall
     for controller, climbs in (("servo", True), ("proportional", False)):
         cfg = SimConfig(dynamics="skid_steer", ground="rigid_contact", terrain=plane,
                         num_maps=1, max_speed=1.0,
-                        skid=SkidSteerParams(mu=1.0, controller=controller),
+                        dynamics_params=SkidSteerParams(mu=1.0, controller=controller),
                         task=TaskConfig(goal_distance=(1.0, 2.0), spawn_margin=1.0,
                                         tip_rule="limits"))
         sim = Simulator(cfg, 1, dtype=torch.float64)
@@ -501,7 +501,7 @@ def test_a_rear_wheel_drive_husky_accelerates_at_mu_times_its_rear_load():
     flat = terrain.FlatConfig(size=(40.0, 40.0), resolution=(0.1, 0.1))
     cfg = SimConfig(dynamics="skid_steer", ground="rigid_contact", terrain=flat, num_maps=1,
                     max_speed=5.0,  # the wheels' target: far from reached within the window
-                    skid=SkidSteerParams(mu=0.3), task=TaskConfig(goal_distance=(1.0, 2.0),
+                    dynamics_params=SkidSteerParams(mu=0.3), task=TaskConfig(goal_distance=(1.0, 2.0),
                                                                   spawn_margin=1.0))
     for driven in ((True, True, True, True), (False, False, True, True)):
         sim = Simulator(cfg, 1, dtype=torch.float64)
@@ -517,7 +517,7 @@ def test_a_rear_wheel_drive_husky_accelerates_at_mu_times_its_rear_load():
         for _ in range(10):
             sim.step(torch.ones(1, 2, dtype=torch.float64))
         accel = (float(sim.state.vx_b[0]) - v0) / 0.5
-        p, v = cfg.skid, sim.vehicle
+        p, v = cfg.dynamics_params, sim.vehicle
         free = driven.count(False) * p.wheel_inertia / v.wheel_radius ** 2
         want = 9.81 * (0.3 * share - p.c_rr) * v.mass / (v.mass + free)
         assert accel == pytest.approx(want, rel=0.05), (driven, accel, want)
@@ -583,7 +583,7 @@ def test_the_servo_climbs_a_4cm_ledge_at_0_2_m_s_where_the_seeds_gain_stalls(gro
                                 count=1, start=0.0)
     for controller in ("servo", "proportional"):
         cfg = SimConfig(dynamics="skid_steer", ground=ground, terrain=ledge, num_maps=1,
-                        max_speed=1.0, skid=SkidSteerParams(mu=0.8, controller=controller),
+                        max_speed=1.0, dynamics_params=SkidSteerParams(mu=0.8, controller=controller),
                         task=TaskConfig(goal_distance=(1.0, 2.0), spawn_margin=1.0,
                                         tip_rule="limits"))
         sim = Simulator(cfg, 1, dtype=torch.float64)

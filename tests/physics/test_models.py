@@ -110,7 +110,7 @@ def test_config_checks_the_model_and_its_parameters(lag_model):
     SimConfig(dynamics=NAME, dynamics_params=LagParams())
     with pytest.raises(ValueError, match="must be a LagParams"):
         SimConfig(dynamics=NAME, dynamics_params=0.2)
-    with pytest.raises(ValueError, match="must be none"):
+    with pytest.raises(ValueError, match="'unicycle' must be a UnicycleParams"):
         SimConfig(dynamics="unicycle", dynamics_params=LagParams())
 
 

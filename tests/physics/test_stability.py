@@ -105,14 +105,14 @@ def _circle(yaw_rate, vehicle="rc_truck", speed=5.0, steps=60, mu=2.0, **task):
     """Drive straight for 1 s (up to speed), then turn at ``yaw_rate`` on ground of friction
     ``mu``: (step of the tip-over after the turn began or None, end reason, last observation
     (roll, pitch, stability, traction))."""
-    from offroad_env.physics.dynamics import SkidSteerParams
+    from offroad_env.physics.dynamics import UnicycleParams
     from offroad_env import OffroadVectorEnv, TaskConfig
     from offroad_env.config import SimConfig
     import terrain
     cfg = SimConfig(vehicle=vehicle, max_speed=speed, max_yaw_rate=max(yaw_rate, 1e-3),
                     terrain=terrain.FlatConfig(size=(80.0, 80.0), resolution=(0.5, 0.5)),
                     num_maps=1, obs_terms=("roll_pitch", "stability", "traction"),
-                    skid=SkidSteerParams(mu=mu),
+                    dynamics_params=UnicycleParams(mu=mu),
                     task=TaskConfig(goal_distance=(35.0, 35.0), spawn_margin=2.0,
                                     tip_rule="force_angle", **task))
     env = OffroadVectorEnv(num_envs=1, config=cfg, dtype=torch.float64)

@@ -1,9 +1,9 @@
 """Ackermann: the kinematic bicycle with steering angle and rate limits
-(``cfg.ackermann``: :class:`~offroad_env.physics.dynamics.AckermannParams`), placed by ground
-following.
+(:class:`~offroad_env.physics.dynamics.AckermannParams` in ``SimConfig.dynamics_params``), placed
+by ground following.
 
 Action ``(v, steering rate)`` in [-1, 1], scaled by ``cfg.max_speed`` [m/s] and
-``ackermann.max_steer_rate`` [rad/s]. State: the steering angle ``steer`` [rad], the commanded
+``AckermannParams.max_steer_rate`` [rad/s]. State: the steering angle ``steer`` [rad], the commanded
 ``v`` [m/s] and the yaw rate ``w`` [rad/s] (at the step's start steering angle; the step's mean
 with the exact integrator).
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-from ..dynamics import ackermann_step
+from ..dynamics import AckermannParams, ackermann_step
 from .base import Field, register_model
 from .ground_following import GroundFollowing, no_slip
 
@@ -24,17 +24,18 @@ class Ackermann(GroundFollowing):
     name = "ackermann"
     action_labels = ("forward speed", "steering rate")
     fields = {"steer": Field(), "v": Field(), "w": Field()}
+    Params = AckermannParams
 
     def planar_step(self, state, vehicle, params, a):
-        cfg = self.cfg
+        cfg, p = self.cfg, self.params
         v = a[:, 0] * cfg.max_speed
         state.v = v
         yaw0 = state.yaw
-        state.w = v * torch.tan(state.steer) / cfg.ackermann.wheel_base
+        state.w = v * torch.tan(state.steer) / p.wheel_base
         state.x, state.y, state.yaw, state.steer = ackermann_step(
-            cfg.ackermann, state.x, state.y, state.yaw, state.steer, v,
-            a[:, 1] * cfg.ackermann.max_steer_rate, cfg.dt, integrator=cfg.integrator)
-        if cfg.integrator == "exact":  # the step's mean yaw rate
+            p, state.x, state.y, state.yaw, state.steer, v, a[:, 1] * p.max_steer_rate, cfg.dt,
+            integrator=p.integrator)
+        if p.integrator == "exact":  # the step's mean yaw rate
             state.w = (state.yaw - yaw0) / cfg.dt
         return no_slip(state, self.vehicle.num_wheels)
 

@@ -130,9 +130,14 @@ class VehicleModel(abc.ABC):
 
     @property
     def params(self):
-        """The model's parameters: ``cfg.dynamics_params``, or ``Params()`` when unset."""
+        """The model's parameters: ``cfg.dynamics_params``, or ``Params()`` when unset (built
+        once)."""
         p = getattr(self.cfg, "dynamics_params", None)
-        return p if p is not None or self.Params is None else self.Params()
+        if p is None and self.Params is not None:
+            p = self.__dict__.get("_default_params")
+            if p is None:
+                p = self.__dict__["_default_params"] = self.Params()
+        return p
 
     def param_refusals(self, names, maps) -> dict[str, str]:
         """Of the per-environment parameter ``names``, those the model cannot vary on the

@@ -1,5 +1,6 @@
 """Skid-steer: a planar rigid body on K wheels with wheel spin and slip
-(:func:`~offroad_env.physics.skid.skid_steer_step`, ``cfg.skid``, ``cfg.substeps``), driven
+(:func:`~offroad_env.physics.skid.skid_steer_step`; its parameters, substeps included, are
+:class:`~offroad_env.physics.skid.SkidSteerParams` in ``SimConfig.dynamics_params``), driven
 with the normal loads of the last placement, then placed by ground following.
 
 Action ``(left, right)`` in [-1, 1]: wheel-speed targets scaled by ``max_speed / wheel_radius``
@@ -15,7 +16,7 @@ from __future__ import annotations
 import torch
 
 from ..drive import coupling_matrix
-from ..skid import SkidSteerState, side_targets, skid_steer_step
+from ..skid import SkidSteerParams, SkidSteerState, side_targets, skid_steer_step
 from .base import Drive, Field, register_model
 from .ground_following import GroundFollowing
 
@@ -28,6 +29,7 @@ class SkidSteer(GroundFollowing):
     action_labels = ("left wheel speed", "right wheel speed")
     fields = {"vx_b": Field(), "vy_b": Field(), "yaw_rate": Field(),
               "wheel_omega": Field(("K",), column_major=True)}
+    Params = SkidSteerParams
     needs_loads = True
 
     def planar_step(self, state, vehicle, params, a):
@@ -44,8 +46,8 @@ class SkidSteer(GroundFollowing):
         # friction scales with (the body's tilt: cos(roll) cos(pitch) = R_zz)
         normal = gc.normal_force * (torch.cos(gc.roll) * torch.cos(gc.pitch)).unsqueeze(1)
         s, info = skid_steer_step(
-            vehicle, cfg.skid, s0, None, normal, gc.roll, gc.pitch, cfg.dt,
-            substeps=cfg.substeps, speed_targets=targets,
+            vehicle, self.params, s0, None, normal, gc.roll, gc.pitch, cfg.dt,
+            substeps=self.params.substeps, speed_targets=targets,
             mu=None if params is None else params["friction"], gravity=cfg.gravity,
             max_torque=nominal.wheel_torque, driven=nominal.driven,
             coupling=self._coupling(state.x))
