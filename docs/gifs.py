@@ -52,30 +52,10 @@ def items() -> dict[str, dict]:
 def source_digest() -> str:
     """A digest of what an episode's frames depend on: the code (not the comments or
     docstrings) of the core, the terrain, the baseline policies and this script."""
-    h = hashlib.sha256()
-    files = [*(ROOT / "offroad_env").rglob("*.py"), *(ROOT / "terrain").rglob("*.py"),
-             ROOT / "train" / "policies.py"]
-    for p in sorted(files):
-        h.update(p.relative_to(ROOT).as_posix().encode())
-        h.update(_code(p.read_text()).encode())
-    h.update(_code(Path(__file__).read_text()).encode())
-    return h.hexdigest()[:16]
+    from terrain.cache import code_digest
 
-
-def _code(source: str) -> str:
-    """The code of a module without its comments and docstrings (an edit of either does not
-    change a frame)."""
-    import ast
-
-    tree = ast.parse(source)
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-                and body and isinstance(body[0], ast.Expr)
-                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value,
-                                                                            str)):
-            node.body = body[1:] or [ast.Pass()]
-    return ast.dump(tree)
+    return code_digest(ROOT / "offroad_env", ROOT / "terrain", ROOT / "train" / "policies.py",
+                       Path(__file__).resolve())[:16]
 
 
 def key(settings: dict, digest: str) -> str:

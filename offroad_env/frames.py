@@ -17,10 +17,11 @@ __all__ = ["Z_ORIGIN_STEP", "local_origin", "localize", "build_maps", "to_local"
 
 @functools.lru_cache(maxsize=4)
 def _level_stack(levels: terrain_pkg.LevelsConfig, seed: int) -> HeightMap:
-    """The level stack of ``levels`` (maps are values: envs built alike share it)."""
-    materials, names = terrain_pkg.level_materials(levels, seed)
-    return HeightMap(np.stack(terrain_pkg.level_maps(levels, seed)), levels.resolution,
-                     materials=materials, material_names=names)
+    """The level stack of ``levels``; a large one is read from the disk cache where an env built
+    alike made it before (:mod:`terrain.cache`: the same maps bit for bit)."""
+    heights, materials, names = terrain_pkg.cached_levels(levels, seed)
+    return HeightMap(torch.from_numpy(heights), levels.resolution, materials=materials,
+                     material_names=names)
 
 
 def build_maps(cfg) -> HeightMap:

@@ -34,6 +34,7 @@ from .materials import HARD, material_at, soft_materials
 from .heightmap import INTERPOLATIONS, HeightMap, stack
 from .io import DEFAULT_MAX_PIXELS, MAP_SUFFIXES, TerrainFileError, load, save, sidecar_path
 from .preview import HOLE_COLOUR, hillshade, preview_image, save_preview, statistics
+from .cache import cached_levels
 
 __all__ = [
     "HeightMap", "stack", "INTERPOLATIONS", "load", "save", "sidecar_path", "TerrainFileError",
@@ -43,4 +44,5 @@ __all__ = [
     "GENERATORS", "generate", "make_heightmap", "HOLE_COLOUR", "hillshade", "preview_image", "save_preview",
     "statistics", "FAMILIES", "FamilyConfig", "LevelsConfig", "family_level", "level_maps",
     "level_spec", "HARD_FAMILIES", "family_materials", "level_materials", "HARD", "material_at", "soft_materials",
+    "cached_levels",
 ]

@@ -20,3 +20,13 @@ sys.path.insert(0, str(Path(__file__).parent))
 if "torch" not in sys.modules:  # torch and MKL read the variables once, when they load
     os.environ.setdefault("ATEN_CPU_CAPABILITY", "avx2")
     os.environ.setdefault("MKL_CBWR", "COMPATIBLE")
+
+# the disk cache of large level stacks (terrain.cache): the session's own folder, so the tests
+# neither read a user's entries nor leave files in their home
+if "OFFROAD_ENV_CACHE" not in os.environ:
+    import atexit
+    import shutil
+    import tempfile
+
+    os.environ["OFFROAD_ENV_CACHE"] = tempfile.mkdtemp(prefix="offroad_env_cache_")
+    atexit.register(shutil.rmtree, os.environ["OFFROAD_ENV_CACHE"], True)

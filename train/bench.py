@@ -31,8 +31,11 @@ checkpoint. The same inputs give the same JSON, bit for bit, on one machine.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
+import os
+import shutil
 import sys
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -158,7 +161,8 @@ def _run_group(spec: SuiteSpec, policy, device, progress: bool, label: str,
 
 
 def run_suite(spec: SuiteSpec, policy, device="cpu", progress: bool = False,
-              label: str = "", ranks=None) -> dict | None:
+              label: str = "", ranks=None, keep: Path | None = None,
+              identity: str | None = None) -> dict | None:
     """Run ``policy`` on every task of ``spec``; returns the results (module docstring).
 
     ``policy``: ``"random"``, ``"heuristic"``, ``"careful"``, ``"physics"``, or a function
@@ -170,7 +174,14 @@ def run_suite(spec: SuiteSpec, policy, device="cpu", progress: bool = False,
 
     ``ranks``: a :class:`~train.distributed.Dist` (``torchrun``): rank i runs chunks i, i +
     world, ...; every rank's outcomes are gathered and rank 0 returns the results (the others
-    None), the same as one process's where the chunks and threads are the suite's."""
+    None), the same as one process's where the chunks and threads are the suite's.
+
+    ``keep``: a folder where each chunk's outcomes are stored as it ends, and read back
+    instead of run again where a stored chunk's key (the suite, ``identity``: what the policy
+    is, and the code of the packages) matches: a run that stopped half way (a crash, a killed
+    job) goes on from its last whole chunk. Needs ``identity`` (a policy function has none of
+    its own)."""
+    key = None if keep is None else _chunk_key(spec, identity)
     groups = spec.groups()
     plan = spec.chunks()
     rank, world = (0, 1) if ranks is None else (ranks.rank, ranks.world)
@@ -183,7 +194,14 @@ def run_suite(spec: SuiteSpec, policy, device="cpu", progress: bool = False,
             name += " [" + ", ".join(sub.families) + "]"
         if b - a < sub.num_tasks:
             name += f" (tasks {a}-{b - 1})"
-        done.append((ci,) + _run_group(sub, policy, device, progress, name, rows=(a, b)))
+        stored = None if key is None else _load_chunk(keep, ci, key)
+        if stored is None:
+            stored = _run_group(sub, policy, device, progress, name, rows=(a, b))
+            if key is not None:
+                _save_chunk(keep, ci, key, stored)
+        elif progress:
+            print(f"{name}: chunk {ci} read back from {keep}", file=sys.stderr)
+        done.append((ci,) + stored)
     if ranks is not None:
         done = ranks.gather(done)
         if rank != 0:
@@ -232,6 +250,44 @@ def run_suite(spec: SuiteSpec, policy, device="cpu", progress: bool = False,
 
 #: the end reasons of a suite's cells, in the order the tables and the figure give them
 OUTCOMES = ("success", "tip_over", "stuck", "hole", "off_map", "time_limit")
+
+
+def _chunk_key(spec: SuiteSpec, identity: str | None) -> str:
+    """The key of a stored chunk: the suite's spec, the policy's identity, the code."""
+    from terrain.cache import code_digest
+
+    if not identity:
+        raise ValueError("run_suite(keep=...) needs the policy's identity")
+    root = Path(__file__).resolve().parents[1]
+    code = code_digest(root / "offroad_env", root / "terrain", root / "train")
+    text = json.dumps([asdict(spec), identity, code], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def _save_chunk(folder: Path, ci: int, key: str, stored) -> None:
+    """Store a chunk's ``(tasks, per-task arrays, dt)`` atomically."""
+    tasks, per, dt = stored
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / f"chunk-{ci:04d}.{os.getpid()}.tmp.npz"
+    np.savez(tmp, key=np.asarray(key), dt=np.asarray(dt),
+             **{f"t/{k}": v for k, v in tasks.items()}, **{f"p/{k}": v for k, v in per.items()})
+    os.replace(tmp, folder / f"chunk-{ci:04d}.npz")
+
+
+def _load_chunk(folder: Path, ci: int, key: str):
+    """A stored chunk ``(tasks, per-task arrays, dt)`` whose key is ``key``, else None."""
+    path = folder / f"chunk-{ci:04d}.npz"
+    if not path.exists():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            if str(f["key"]) != key:
+                return None
+            tasks = {k[2:]: f[k] for k in f.files if k.startswith("t/")}
+            per = {k[2:]: f[k] for k in f.files if k.startswith("p/")}
+            return tasks, per, float(f["dt"])
+    except (OSError, ValueError, KeyError):
+        return None  # a broken file: run the chunk again
 
 
 def table_markdown(results: dict[str, dict]) -> str:
@@ -306,8 +362,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _policy(name: str, device, sampled: bool = False, seed: int = 0):
+    """``(policy, identity)``: a baseline's name, or a checkpoint's policy builder; the
+    identity names what it computes (a checkpoint by its bytes) for stored chunks."""
     if name in POLICIES or name.split(":")[0] == "mppi":
-        return name
+        return name, name
     from .checkpoint import load_checkpoint
 
     def make(env):
@@ -319,7 +377,12 @@ def _policy(name: str, device, sampled: bool = False, seed: int = 0):
         return lambda obs: agent.act(obs, generator=gen)
     if not Path(name).is_file():
         raise ValueError(f"policy {name!r} is neither one of {POLICIES} nor a checkpoint file")
-    return make
+    digest = hashlib.sha256(Path(name).read_bytes()).hexdigest()[:24]
+    return make, f"checkpoint {digest} sampled={sampled} seed={seed}"
+
+
+def _slug(label: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in label)[:80]
 
 
 def main(argv=None) -> int:
@@ -355,9 +418,11 @@ def main(argv=None) -> int:
                              f"chunk_threads ({spec.chunk_threads}) in every process")
         else:
             torch.set_num_threads(spec.chunk_threads)
+        # each chunk's outcomes are kept as it ends, so a run that stops goes on from there
         results = {name: run_suite(spec, pol, args.device, progress=not args.no_progress,
-                                   label=name, ranks=ranks if ranks.active else None)
-                   for name, pol in pols.items()}
+                                   label=name, ranks=ranks if ranks.active else None,
+                                   keep=out / "chunks" / _slug(name), identity=ident)
+                   for name, (pol, ident) in pols.items()}
         if not ranks.main:
             ranks.close()
             return 0
@@ -366,6 +431,7 @@ def main(argv=None) -> int:
         print(f"train.bench: error: {exc}", file=sys.stderr)
         return 2
     (out / "bench.json").write_text(json.dumps(results, indent=1) + "\n")
+    shutil.rmtree(out / "chunks", ignore_errors=True)  # the run is whole: its chunks are done
     md = table_markdown(results)
     (out / "bench.md").write_text(md + "\n")
     try:

@@ -214,3 +214,35 @@ def test_chunks_are_the_suites_and_checked_where_they_enter():
     a = run_suite(replace(TINY, chunk_tasks=5), "heuristic")
     assert a["overall"]["episodes"] == 12
     assert len(a["per_task"]["end_reason"]) == 12
+
+
+def test_a_run_that_stops_goes_on_from_its_last_whole_chunk(tmp_path, monkeypatch):
+    """Issue 45's leftover: a suite run kept each chunk's outcomes as it ended; after a crash
+    the same run reads them back and runs only the rest, with the same results."""
+    spec = replace(TINY, chunk_tasks=5)  # 3 chunks
+    whole = run_suite(spec, "heuristic")
+    keep = tmp_path / "chunks"
+    real, calls = bench._run_group, []
+
+    def dies_on_the_third(*args, **kw):
+        calls.append(kw["rows"])
+        if len(calls) == 3:
+            raise RuntimeError("killed")
+        return real(*args, **kw)
+
+    monkeypatch.setattr(bench, "_run_group", dies_on_the_third)
+    with pytest.raises(RuntimeError, match="killed"):
+        run_suite(spec, "heuristic", keep=keep, identity="heuristic")
+    assert len(list(keep.glob("chunk-*.npz"))) == 2
+    calls.clear()
+    monkeypatch.setattr(bench, "_run_group", lambda *a, **kw: calls.append(kw["rows"]) or real(
+        *a, **kw))
+    again = run_suite(spec, "heuristic", keep=keep, identity="heuristic")
+    assert calls == [(10, 12)]  # only the chunk that had not ended
+    assert json.dumps(again, sort_keys=True) == json.dumps(whole, sort_keys=True)
+    # another policy (or suite, or code) does not read them
+    calls.clear()
+    run_suite(spec, "careful", keep=keep, identity="careful")
+    assert len(calls) == 3
+    with pytest.raises(ValueError, match="needs the policy's identity"):
+        run_suite(spec, "heuristic", keep=keep)
