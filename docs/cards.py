@@ -109,8 +109,9 @@ def _history(name: str) -> list[str]:
     text = (ROOT / "CHANGELOG.md").read_text()
     out, section = [], ""
     for block in re.split(r"\n(?=- |#)", text):
-        if block.startswith("#"):
-            section = block.split("\n")[0].lstrip("# ").strip()
+        if block.startswith("#"):  # the release a bullet belongs to
+            if block.startswith("## "):
+                section = block.split("\n")[0].lstrip("# ").strip()
             continue
         if name in block:
             out.append(f"- *{section}*: " + " ".join(block[2:].split()))
