@@ -61,19 +61,30 @@ class Lookahead:
             self.sim._maps_digest = sim._maps_digest
         self.sim.reset(torch.ones(self.rows, dtype=torch.bool, device=sim.device))
 
-    def __call__(self, snapshot: Snapshot, actions) -> Rollout:
-        """Step ``actions`` ``(H, M, A)`` from ``snapshot`` (M rows, taken from the live env:
-        ``env.get_state()``, selected or repeated); returns the :class:`Rollout`."""
+    def __call__(self, snapshot: Snapshot, actions, horizon: int | None = None) -> Rollout:
+        """Step ``actions`` from ``snapshot`` (M rows, taken from the live env:
+        ``env.get_state()``, selected or repeated); returns the :class:`Rollout`.
+
+        ``actions``: an ``(H, M, A)`` tensor (open loop), or a policy ``act(obs (M, D)) ->
+        (M, A)`` called on each step's observations (closed loop, from the snapshot's own:
+        :meth:`Simulator.observe` after the restore) for at most ``horizon`` steps, stopping
+        early once every row has ended (the rollout is then shorter than ``horizon``)."""
         sim = self.sim
-        actions = torch.as_tensor(actions, device=sim.device)
-        if actions.dim() != 3 or actions.shape[1:] != (self.rows, sim.action_dim):
-            raise ValueError(f"look-ahead actions must be (H, {self.rows}, {sim.action_dim}), "
-                             f"got {tuple(actions.shape)}")
-        if not actions.dtype.is_floating_point:
-            raise ValueError(f"look-ahead actions must be floats, got {actions.dtype}")
-        if not bool(torch.isfinite(actions).all()):
-            bad = torch.nonzero(~torch.isfinite(actions).all(2))[:5].tolist()
-            raise ValueError(f"look-ahead actions hold NaN or inf at (step, row) {bad}")
+        if callable(actions):
+            if not isinstance(horizon, int) or isinstance(horizon, bool) or horizon < 1:
+                raise ValueError(f"a closed-loop look-ahead needs horizon an int >= 1, got "
+                                 f"{horizon!r}")
+            policy, H = actions, horizon
+        else:
+            if horizon is not None:
+                raise ValueError("horizon is for a policy; an action tensor's is its first "
+                                 "dimension")
+            actions = torch.as_tensor(actions, device=sim.device)
+            if actions.dim() != 3 or actions.shape[1:] != (self.rows, sim.action_dim):
+                raise ValueError(f"look-ahead actions must be (H, {self.rows}, "
+                                 f"{sim.action_dim}), got {tuple(actions.shape)}")
+            _check_floats(actions, "look-ahead actions", "(step, row)")
+            policy, H = None, actions.shape[0]
         expected = {k: v for k, v in sim_tensors_view(sim).items()}
         snap = Snapshot({k: v for k, v in snapshot.tensors.items()
                          if not k.startswith("env/")}, snapshot.meta)
@@ -82,22 +93,31 @@ class Lookahead:
         done = snapshot.tensors.get("env/done")
         done = (torch.zeros(self.rows, dtype=torch.bool, device=sim.device) if done is None
                 else done.to(sim.device).clone())
-        H = actions.shape[0]
         obs_l, rew_l, term_l, trunc_l, why_l, pos_l = [], [], [], [], [], []
         term = torch.zeros_like(done)
         trunc = torch.zeros_like(done)
         why = torch.zeros(self.rows, dtype=torch.int64, device=sim.device)
-        last = None
+        last = sim.observe() if policy is not None else None
         for h in range(H):
+            if policy is None:
+                a = actions[h]
+            else:
+                a = torch.as_tensor(policy(last), device=sim.device)
+                if a.shape != (self.rows, sim.action_dim) or not a.dtype.is_floating_point:
+                    raise ValueError(f"the look-ahead's policy must return ({self.rows}, "
+                                     f"{sim.action_dim}) floats, got {a.dtype} "
+                                     f"{tuple(a.shape)} at step {h}")
+                _check_floats(a.unsqueeze(0), f"the look-ahead policy's actions at step {h}",
+                              "(0, row)")
             frozen = bool(done.any())
             before = sim.state.copy() if frozen else None  # shallow: steps replace tensors
-            obs, reward, ended, info = sim.step(actions[h].to(sim.dtype))
+            obs, reward, ended, info = sim.step(a.to(sim.dtype))
             if frozen:  # an ended row stays as it ended: it is not simulated on (a tipped
                 sim.state.restore(done, before)  # body stepped on rolls over into NaN)
             t, tr, reason = episode_ends(sim.state.steps, ended, info["end_reason"],
                                          self.max_episode_steps, sim.task.time_out_codes)
             xy = to_world(sim.origin, torch.stack((sim.state.x, sim.state.y), 1))
-            if last is not None:
+            if h:
                 obs = torch.where(done.unsqueeze(1), last, obs)
                 xy = torch.where(done.unsqueeze(1), pos_l[-1], xy)
             reward = torch.where(done, torch.zeros_like(reward), reward)
@@ -112,5 +132,15 @@ class Lookahead:
             trunc_l.append(trunc)
             why_l.append(why)
             pos_l.append(xy)
+            if policy is not None and bool(done.all()):
+                break
         return Rollout(torch.stack(obs_l), torch.stack(rew_l), torch.stack(term_l),
                        torch.stack(trunc_l), torch.stack(why_l), torch.stack(pos_l))
+
+
+def _check_floats(a: torch.Tensor, what: str, where: str) -> None:
+    if not a.dtype.is_floating_point:
+        raise ValueError(f"{what} must be floats, got {a.dtype}")
+    if not bool(torch.isfinite(a).all()):
+        bad = torch.nonzero(~torch.isfinite(a).all(-1))[:5].tolist()
+        raise ValueError(f"{what} hold NaN or inf at {where} {bad}")

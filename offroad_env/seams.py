@@ -192,18 +192,22 @@ class SimulatorSeams:
 
     _lookaheads = None
 
-    def lookahead(self, snapshot: Snapshot, actions):
+    def lookahead(self, snapshot: Snapshot, actions, horizon: int | None = None):
         """Step ``actions`` ``(H, M, A)`` from ``snapshot`` (M rows of this env's snapshot,
         selected or repeated) on a second simulator that shares this env's maps; the live
         environments are untouched. No autoreset: a row that ended stays ended. Returns a
-        :class:`~offroad_env.lookahead.Rollout` of ``(H, M, ...)`` tensors."""
+        :class:`~offroad_env.lookahead.Rollout` of ``(H, M, ...)`` tensors.
+
+        ``actions`` may instead be a policy ``act(obs (M, D)) -> (M, A)``, run closed loop
+        for at most ``horizon`` steps and stopped once every row has ended
+        (:meth:`offroad_env.lookahead.Lookahead.__call__`)."""
         from .lookahead import Lookahead
         if self._lookaheads is None:
             self._lookaheads = {}
         m = len(snapshot)
         if m not in self._lookaheads:
             self._lookaheads[m] = Lookahead(self.sim, m, self.max_episode_steps)
-        return self._lookaheads[m](snapshot, actions)
+        return self._lookaheads[m](snapshot, actions, horizon)
 
     def check_action(self, action) -> tuple[torch.Tensor, torch.Tensor]:
         """Validate an ``(N, 2)`` action tensor as a step would: ``(clipped, bad-row mask)``;

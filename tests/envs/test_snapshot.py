@@ -189,3 +189,49 @@ def test_bad_look_ahead_actions_are_refused():
     bad[1, 2, 0] = float("nan")
     with pytest.raises(ValueError, match=r"NaN or inf at \(step, row\) \[\[1, 2\]\]"):
         env.lookahead(snap, bad)
+
+
+@pytest.mark.parametrize("model", ["unicycle", "rigid_body"])
+def test_a_closed_loop_look_ahead_equals_live_stepping_with_the_policy(model):
+    # a policy run inside the look-ahead (M = N, rows in place, eager) is the live env driven
+    # by the same policy, bit for bit up to each row's end; its actions replayed open loop give
+    # the same rollout; it stops once every row has ended
+    env = OffroadVectorEnv(num_envs=6, max_episode_steps=40, **small_env(dynamics=model))
+    obs, _ = env.reset(seed=7)
+    snap = env.get_state()
+    w = torch.linspace(-1.0, 1.0, 6).unsqueeze(1)
+    seen = []
+
+    def policy(o):
+        seen.append(o)
+        return torch.cat((0.8 - 0.1 * o[:, :1].clamp(-1, 1), w), 1)
+
+    ro = env.lookahead(snap, policy, horizon=60)
+    assert torch.equal(seen[0], obs)  # the snapshot's own observation comes first
+    assert ro.obs.shape[0] == 40 and bool((ro.terminated[-1] | ro.truncated[-1]).all())
+    acts = torch.stack([policy(o) for o in [obs, *ro.obs[:-1]]])
+    sim = env.unwrapped.sim
+    ended = torch.zeros(6, dtype=torch.bool)
+    for h in range(40):
+        o, r, _, _ = sim.step(acts[h])
+        live = ~ended
+        assert torch.equal(o[live], ro.obs[h][live]) and torch.equal(r[live], ro.reward[h][live])
+        ended |= ro.terminated[h] | ro.truncated[h]
+    env.set_state(snap)
+    again = env.lookahead(snap, acts)
+    assert torch.equal(again.obs, ro.obs) and torch.equal(again.end_reason, ro.end_reason)
+
+
+def test_a_bad_look_ahead_policy_is_refused():
+    env = OffroadVectorEnv(num_envs=4, **small_env())
+    env.reset(seed=0)
+    snap = env.get_state()
+    with pytest.raises(ValueError, match="horizon an int >= 1"):
+        env.lookahead(snap, lambda o: torch.zeros(4, 2))
+    with pytest.raises(ValueError, match=r"must return \(4, 2\) floats"):
+        env.lookahead(snap, lambda o: torch.zeros(4, 3), horizon=5)
+    with pytest.raises(ValueError, match=r"actions at step 0 hold NaN"):
+        env.lookahead(snap, lambda o: torch.full((4, 2), float("nan")), horizon=5)
+    with pytest.raises(ValueError, match="horizon is for a policy"):
+        env.lookahead(snap, torch.zeros(3, 4, 2), horizon=3)
+    assert all(torch.equal(env.get_state().tensors[k], v) for k, v in snap.tensors.items())
