@@ -50,7 +50,7 @@ from offroad_env.tasks import REASONS, EndReason
 from .distributed import Dist
 from .logs import Progress, notice_missing_extras
 from .outcomes import Outcomes
-from .policies import BASELINES, baseline, careful_policy  # noqa: F401  (re-exported)
+from .policies import BASELINES, baseline, careful_policy, is_policy_name  # noqa: F401
 from .suite import SUITES_DIR, SuiteSpec, load_suite, suite_env, suite_tasks
 
 __all__ = ["SuiteSpec", "load_suite", "suite_tasks", "run_suite", "careful_policy", "main",
@@ -110,7 +110,7 @@ def _run_group(spec: SuiteSpec, policy, device, progress: bool, label: str,
     obs, _ = env.reset(seed=spec.seed, options={
         "start_pose": torch.as_tensor(tasks["start"], dtype=f64),
         "goal": torch.as_tensor(tasks["goal"], dtype=f64)})
-    if isinstance(policy, str) and (policy in BASELINES or policy.split(":")[0] == "mppi"):
+    if isinstance(policy, str) and is_policy_name(policy):
         act = baseline(policy, env, spec.seed)
     elif callable(policy):
         act = policy(env)
@@ -364,7 +364,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _policy(name: str, device, sampled: bool = False, seed: int = 0):
     """``(policy, identity)``: a baseline's name, or a checkpoint's policy builder; the
     identity names what it computes (a checkpoint by its bytes) for stored chunks."""
-    if name in POLICIES or name.split(":")[0] == "mppi":
+    if is_policy_name(name):
         return name, name
     from .checkpoint import load_checkpoint
 
@@ -398,8 +398,8 @@ def main(argv=None) -> int:
         pols = {}
         for p in args.policy:
             label, sep, path = p.rpartition("=")
-            if not sep or p in POLICIES or p.split(":")[0] == "mppi" or Path(p).is_file():
-                label, path = (p if p in POLICIES or p.split(":")[0] == "mppi" else Path(p).parent.name
+            if not sep or is_policy_name(p) or Path(p).is_file():
+                label, path = (p if is_policy_name(p) else Path(p).parent.name
                                + (" (sampled)" if args.sampled else "")), p
             if label in pols:
                 raise ValueError(f"two policies are labelled {label!r}; name them LABEL=PATH")

@@ -39,7 +39,8 @@ from .checkpoint import CheckpointError, load_checkpoint
 from .envconfig import check_env_id, env_kwargs
 from .logs import Progress, notice_missing_extras
 from .outcomes import Outcomes
-from .policies import baseline, heuristic_policy, random_policy  # noqa: F401  (re-exported)
+from .policies import (PLANNERS, baseline, heuristic_policy, is_policy_name,  # noqa: F401
+                       random_policy)
 
 __all__ = ["evaluate", "heuristic_policy", "random_policy", "main"]
 
@@ -195,10 +196,11 @@ def main(argv=None) -> int:
 
 def _main(args) -> int:
     policy = args.policy
-    if policy is not None and policy not in POLICIES + ("careful",):
+    if policy is not None and not is_policy_name(policy):
         if not Path(policy).is_file():
             raise ValueError(f"--policy {policy!r} is neither a checkpoint file nor one of "
-                             f"{POLICIES[1:] + ('careful',)}")
+                             f"{POLICIES[1:] + ('careful',)} (or a planner: "
+                             f"{', '.join(p + ':...' for p in PLANNERS)})")
         if args.checkpoint and args.checkpoint != policy:
             raise ValueError(f"two checkpoints given: {args.checkpoint!r} and --policy "
                              f"{policy!r}")

@@ -26,12 +26,14 @@ from typing import Callable
 
 import torch
 
-__all__ = ["BASELINES", "baseline", "skid_steered", "random_policy", "heuristic_policy",
+__all__ = ["BASELINES", "PLANNERS", "baseline", "is_policy_name", "skid_steered", "random_policy", "heuristic_policy",
            "careful_policy", "physics_policy", "steer_at_goal", "drive"]
 
 #: the models the goal-steering baselines drive, with what their action components are (the
 #: physical model with skid steering takes the skid-steer wheel speeds)
 DRIVEN = ("unicycle", "skid_steer", "rigid_body")
+#: how near the goal [m] a biased baseline (``bias=``) stops aiming to the side of it
+BIAS_UNTIL = 3.0
 
 
 def _layout(env, *terms: str, who: str) -> dict[str, tuple[int, int]]:
@@ -68,10 +70,18 @@ def drive(v: torch.Tensor, w: torch.Tensor, skid: bool) -> torch.Tensor:
     return torch.stack((v, w), 1)
 
 
-def steer_at_goal(goal_b: torch.Tensor, gain: float) -> tuple[torch.Tensor, torch.Tensor]:
+def steer_at_goal(goal_b: torch.Tensor, gain: float, bias: float = 0.0,
+                  bias_until: float = BIAS_UNTIL) -> tuple[torch.Tensor, torch.Tensor]:
     """``(v, w, bearing)`` for a goal ``goal_b`` ``(M, 2)`` in the yaw-aligned body frame:
-    ``w = clip(gain * bearing)``, ``v = 1`` within 45 degrees of the bearing, else 0.3."""
+    ``w = clip(gain * bearing)``, ``v = 1`` within 45 degrees of the bearing, else 0.3.
+    ``bias`` [rad]: head that far to the left (> 0) of the goal while it is farther than
+    ``bias_until`` [m] (a constant offset of the bearing swings the path out to one side and
+    back, a detour; the returned bearing is the biased one)."""
     bearing = torch.atan2(goal_b[:, 1], goal_b[:, 0])
+    if bias:
+        far = torch.linalg.vector_norm(goal_b, dim=1) > bias_until
+        bearing = torch.where(far, torch.remainder(bearing + bias + math.pi, 2 * math.pi)
+                              - math.pi, bearing)
     w = (gain * bearing).clamp(-1.0, 1.0)
     v = torch.where(bearing.abs() < math.pi / 4, torch.ones_like(w), 0.3 * torch.ones_like(w))
     return v, w, bearing
@@ -86,14 +96,17 @@ def random_policy(seed: int, action_dim: int = 2) -> Callable:
     return act
 
 
-def heuristic_policy(env, gain: float = 2.0) -> Callable:
-    """Drive at the goal (:func:`steer_at_goal`). Needs the ``goal`` observation term."""
+def heuristic_policy(env, gain: float = 2.0, speed: float = 1.0, bias: float = 0.0) -> Callable:
+    """Drive at the goal (:func:`steer_at_goal`). Needs the ``goal`` observation term.
+    ``speed`` scales every speed chosen; ``bias`` [deg] heads that far to the left of the goal
+    (a detour) until within :data:`BIAS_UNTIL` of it."""
     g0 = _layout(env, "goal", who="heuristic")["goal"][0]
     skid = _skid(env, "heuristic")
+    bias_r = math.radians(bias)
 
     def act(obs):
-        v, w, _ = steer_at_goal(obs[:, g0:g0 + 2], gain)
-        return drive(v, w, skid)
+        v, w, _ = steer_at_goal(obs[:, g0:g0 + 2], gain, bias_r)
+        return drive(v * speed if speed != 1.0 else v, w, skid)
     return act
 
 
@@ -109,7 +122,7 @@ def _scan_grid(env) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def physics_policy(env, grade_share: float = 1.0, margin_deg: float = 15.0,
-                   gain: float = 2.0) -> Callable:
+                   gain: float = 2.0, speed: float = 1.0, bias: float = 0.0) -> Callable:
     """A baseline that reads the physics the env reports, for the physical model:
 
     * **tipping:** where the force-angle margin (from the true contact forces) is below
@@ -124,8 +137,10 @@ def physics_policy(env, grade_share: float = 1.0, margin_deg: float = 15.0,
 
     Measured on offroad-bench-v1 (BENCHMARKS.md): the margin rule is what moves the results
     (boulders), the grade rule changes little. Needs the ``goal``, ``height_scan`` and
-    ``stability`` terms (the traverse task has them)."""
+    ``stability`` terms (the traverse task has them). ``speed`` and ``bias``: as
+    :func:`heuristic_policy`'s."""
     layout = _layout(env, "goal", "height_scan", "stability", who="physics baseline")
+    bias_r = math.radians(bias)
     skid = _skid(env, "physics baseline")
     cfg = env.unwrapped.config
     GX, GY = _scan_grid(env)
@@ -142,7 +157,7 @@ def physics_policy(env, grade_share: float = 1.0, margin_deg: float = 15.0,
         a, b = fit.to(h) @ h.T  # dz/dx, dz/dy, body frame
         grad = torch.hypot(a, b)
         up = torch.atan2(b, a)  # the uphill direction, relative to the heading
-        v, w, bearing = steer_at_goal(obs[:, g0:g0 + 2], gain)
+        v, w, bearing = steer_at_goal(obs[:, g0:g0 + 2], gain, bias_r)
         grade = grad * torch.cos(wrap(bearing - up))
         off = torch.acos((tan_grade / grad.clamp_min(1e-6)).clamp(max=1.0))
         d1, d2 = wrap(up + off), wrap(up - off)
@@ -154,17 +169,19 @@ def physics_policy(env, grade_share: float = 1.0, margin_deg: float = 15.0,
         risky = obs[:, m0] < low
         w = torch.where(risky, (gain * wrap(up + math.pi)).clamp(-1.0, 1.0), w)
         v = torch.where(risky, torch.full_like(v, 0.3), v)
-        return drive(v, w, skid)
+        return drive(v * speed if speed != 1.0 else v, w, skid)
     return act
 
 
 def careful_policy(env, margin_deg: float = 30.0, steep_deg: float = 25.0,
-                   gain: float = 2.0) -> Callable:
+                   gain: float = 2.0, speed: float = 1.0, bias: float = 0.0) -> Callable:
     """Slope-aware: as :func:`heuristic_policy`, but where the ground ahead is steeper than
     ``steep_deg`` or the stability margin is below ``margin_deg``, slow to 0.3 and turn towards
     the flatter half of the scan. Needs the ``goal``, ``height_scan`` and ``stability``
-    observation terms (the traverse task has them)."""
+    observation terms (the traverse task has them). ``speed`` and ``bias``: as
+    :func:`heuristic_policy`'s."""
     layout = _layout(env, "goal", "height_scan", "stability", who="careful heuristic")
+    bias_r = math.radians(bias)
     skid = _skid(env, "careful heuristic")
     GX, GY = _scan_grid(env)
     left, right = GY > 0, GY < 0
@@ -184,11 +201,11 @@ def careful_policy(env, margin_deg: float = 30.0, steep_deg: float = 25.0,
     def act(obs):
         h = obs[:, s0:s1]
         risky = (tilt(h, torch.ones_like(left)) > tan_steep) | (obs[:, m0] < low)
-        v, w, _ = steer_at_goal(obs[:, g0:g0 + 2], gain)
+        v, w, _ = steer_at_goal(obs[:, g0:g0 + 2], gain, bias_r)
         away = torch.where(tilt(h, left) < tilt(h, right), 1.0, -1.0).to(h)
         w = torch.where(risky, away, w)
         v = torch.where(risky, torch.full_like(v, 0.3), v)
-        return drive(v, w, skid)
+        return drive(v * speed if speed != 1.0 else v, w, skid)
     return act
 
 
@@ -201,17 +218,60 @@ BASELINES: dict[str, Callable] = {
 }
 
 
+#: the privileged planners a policy name may start with (``"mppi:K=32,H=15"``)
+PLANNERS = ("mppi", "rollout")
+#: the options a goal-steering baseline takes by name (``"heuristic:speed=0.5,bias=25"``)
+_OPTIONS = {"heuristic": ("gain", "speed", "bias"),
+            "careful": ("gain", "speed", "bias", "margin_deg", "steep_deg"),
+            "physics": ("gain", "speed", "bias", "margin_deg", "grade_share")}
+_MAKERS = {"heuristic": heuristic_policy, "careful": careful_policy, "physics": physics_policy}
+
+
+def is_policy_name(name: str) -> bool:
+    """Whether ``name`` names a baseline or a planner (options after a colon), not a file."""
+    head = name.split(":")[0]
+    return head in BASELINES or head in PLANNERS
+
+
+def _options(name: str, text: str) -> dict:
+    out = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, sep, val = (t.strip() for t in part.partition("="))
+        if not sep or key not in _OPTIONS[name]:
+            raise ValueError(f"{name} option {part!r}: give name=value with a name of "
+                             f"{_OPTIONS[name]}")
+        try:
+            out[key] = float(val)
+        except ValueError:
+            raise ValueError(f"{name} option {key}={val!r} is not a number") from None
+    if not 0.0 < out.get("speed", 1.0) <= 1.0:
+        raise ValueError(f"{name} speed must be in (0, 1], got {out['speed']}")
+    if not -90.0 < out.get("bias", 0.0) < 90.0:
+        raise ValueError(f"{name} bias must be in (-90, 90) degrees, got {out['bias']}")
+    return out
+
+
 def baseline(name: str, env, seed: int) -> Callable:
-    """The baseline ``name`` built for ``env``; ValueError naming the known ones. ``"mppi"``
-    or ``"mppi:samples=32,horizon=15,..."`` is the privileged planner (:mod:`train.mppi`)."""
-    if name == "mppi" or name.startswith("mppi:"):
+    """The baseline ``name`` built for ``env``; ValueError naming the known ones.
+    ``"heuristic:speed=0.5,bias=25"`` (and careful, physics) sets its keyword options;
+    ``"mppi"`` or ``"mppi:samples=32,horizon=15,..."`` is the privileged MPPI planner
+    (:mod:`train.mppi`), ``"rollout:replan=20,..."`` the privileged rollout planner
+    (:mod:`train.rollout`)."""
+    head, sep, text = name.partition(":")
+    if head == "mppi":
         from .mppi import mppi_policy, parse_options
-        opts = parse_options(name[5:])
+        opts = parse_options(text)
         g = opts.get("guide", "")
         if g and (g not in BASELINES or g == "random"):
             raise ValueError(f"MPPI guide must be one of "
                              f"{[b for b in BASELINES if b != 'random']}, got {g!r}")
         return mppi_policy(env, seed, BASELINES[g](env, seed) if g else None, **opts)
-    if name not in BASELINES:
-        raise ValueError(f"unknown baseline {name!r}; known: {tuple(BASELINES)}")
+    if head == "rollout":
+        from .rollout import parse_options as rollout_options, rollout_policy
+        return rollout_policy(env, seed, **rollout_options(text))
+    if head not in BASELINES or (sep and head not in _OPTIONS):
+        raise ValueError(f"unknown baseline {name!r}; known: {tuple(BASELINES)} (options "
+                         f"for {tuple(_OPTIONS)}), or a planner {PLANNERS}")
+    if sep:
+        return _MAKERS[head](env, **_options(head, text))
     return BASELINES[name](env, seed)
