@@ -26,7 +26,7 @@ from typing import Callable
 
 import torch
 
-__all__ = ["BASELINES", "PLANNERS", "baseline", "is_policy_name", "skid_steered", "random_policy", "heuristic_policy",
+__all__ = ["BASELINES", "PLANNERS", "baseline", "is_policy_name", "reverse_policy", "skid_steered", "random_policy", "heuristic_policy",
            "careful_policy", "physics_policy", "steer_at_goal", "drive"]
 
 #: the models the goal-steering baselines drive, with what their action components are (the
@@ -267,11 +267,35 @@ def baseline(name: str, env, seed: int) -> Callable:
                              f"{[b for b in BASELINES if b != 'random']}, got {g!r}")
         return mppi_policy(env, seed, BASELINES[g](env, seed) if g else None, **opts)
     if head == "rollout":
-        from .rollout import parse_options as rollout_options, rollout_policy
-        return rollout_policy(env, seed, **rollout_options(text))
+        return _rollout(text, env, seed)
     if head not in BASELINES or (sep and head not in _OPTIONS):
         raise ValueError(f"unknown baseline {name!r}; known: {tuple(BASELINES)} (options "
                          f"for {tuple(_OPTIONS)}), or a planner {PLANNERS}")
     if sep:
         return _MAKERS[head](env, **_options(head, text))
     return BASELINES[name](env, seed)
+
+
+def reverse_policy(env, speed: float = 0.6) -> Callable:
+    """Drive straight back at ``speed`` of full speed (a rollout candidate's back-off)."""
+    skid = skid_steered(env.unwrapped.config)
+
+    def act(obs):
+        z = torch.zeros(obs.shape[0], dtype=obs.dtype, device=obs.device)
+        return drive(z - speed, z, skid)
+    return act
+
+
+def _rollout(text: str, env, seed: int):
+    """The rollout planner of options ``text`` with its library's policies built for ``env``
+    (``"reverse"``: :func:`reverse_policy`)."""
+    from .rollout import LIBRARIES, RolloutConfig, RolloutPlanner, parse_options
+    cfg = RolloutConfig(**parse_options(text))
+    built = {}
+    for name in dict.fromkeys(n for pair in LIBRARIES[cfg.library] for n in pair):
+        try:
+            built[name] = reverse_policy(env) if name == "reverse" else baseline(name, env, seed)
+        except ValueError as exc:
+            raise ValueError(f"rollout library {cfg.library!r}: {exc} (library=straight needs "
+                             "only the goal term)") from None
+    return RolloutPlanner(env, cfg, [(built[f], built[t]) for f, t in LIBRARIES[cfg.library]])

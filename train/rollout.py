@@ -34,34 +34,33 @@ set (``train.bench`` sets it), as for MPPI.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Callable
 
 import torch
 
-from .policies import baseline, drive, skid_steered
-
-__all__ = ["LIBRARIES", "RolloutConfig", "RolloutPlanner", "rollout_policy", "parse_options",
-           "END_BONUS"]
+__all__ = ["LIBRARIES", "RolloutConfig", "RolloutPlanner", "parse_options", "END_BONUS"]
 
 #: a candidate's bonus for the goal and penalty for a fatal end [m equivalent]
 END_BONUS = 100.0
 #: the score a goal-reaching candidate loses per step it takes [m equivalent]
 STEP_COST = 0.01
 
+_STRAIGHT = (("heuristic", "heuristic"), ("heuristic:speed=0.5", "heuristic:speed=0.5"),
+             ("heuristic:bias=25", "heuristic:bias=25"),
+             ("heuristic:bias=-25", "heuristic:bias=-25"),
+             ("heuristic:bias=50", "heuristic:bias=50"),
+             ("heuristic:bias=-50", "heuristic:bias=-50"), ("reverse", "heuristic"))
+_SHIPPED = (("careful", "careful"), ("physics", "physics"))
 #: named candidate libraries: ``(first, then)`` baseline names (``"reverse"``: drive straight
-#: back at 0.6 of full speed). ``heuristics``: the three shipped heuristics alone; ``default``:
-#: them, a slow straight line, detours 25 and 50 degrees to each side, and a back-off-and-charge
+#: back at 0.6 of full speed). ``straight``: the straight line, a slow one, detours 25 and 50
+#: degrees to each side and a back-off-and-charge (needs only the ``goal`` observation term);
+#: ``heuristics``: the three shipped heuristics alone; ``default``: ``straight`` with careful
+#: and physics (they read the ``height_scan`` and ``stability`` terms: the traverse task's)
 LIBRARIES: dict[str, tuple[tuple[str, str], ...]] = {
-    "heuristics": (("heuristic", "heuristic"), ("careful", "careful"), ("physics", "physics")),
-    "default": (("heuristic", "heuristic"), ("careful", "careful"), ("physics", "physics"),
-                ("heuristic:speed=0.5", "heuristic:speed=0.5"),
-                ("heuristic:bias=25", "heuristic:bias=25"),
-                ("heuristic:bias=-25", "heuristic:bias=-25"),
-                ("heuristic:bias=50", "heuristic:bias=50"),
-                ("heuristic:bias=-50", "heuristic:bias=-50"),
-                ("reverse", "heuristic")),
+    "default": _STRAIGHT[:1] + _SHIPPED + _STRAIGHT[1:],
+    "heuristics": _STRAIGHT[:1] + _SHIPPED,
+    "straight": _STRAIGHT,
 }
 
 
@@ -107,20 +106,18 @@ def parse_options(text: str) -> dict:
 class RolloutPlanner:
     """The planner for a vector env (module docstring); call it with the current observations
     to get ``(N, A)`` actions. ``candidates``: ``[(first, then)]`` policies ``act(obs) ->
-    actions`` (default: the config's library built for ``env``)."""
+    actions`` (a library by name: ``train.policies.baseline(env, "rollout:library=...")``
+    builds its policies; ``config.library`` is then only a label)."""
 
     privileged = True
 
-    def __init__(self, env, config: RolloutConfig = RolloutConfig(), seed: int = 0,
-                 candidates: list[tuple[Callable, Callable]] | None = None):
+    def __init__(self, env, config: RolloutConfig, candidates: list[tuple[Callable, Callable]]):
+        if not hasattr(env.unwrapped, "lookahead"):
+            raise ValueError("the rollout planner plans on an offroad_env vector env (it needs "
+                             "get_state and lookahead)")
         self.env, self.face, self.cfg = env, env.unwrapped, config
         sim = self.face.sim
         self.n, self.a, self.device = sim.n, sim.action_dim, sim.device
-        if candidates is None:
-            built: dict[str, Callable] = {}
-            for name in {n for pair in LIBRARIES[config.library] for n in pair}:
-                built[name] = _build(name, env, seed)
-            candidates = [(built[f], built[t]) for f, t in LIBRARIES[config.library]]
         if not candidates:
             raise ValueError("the rollout planner needs at least one candidate")
         candidates = list(candidates)
@@ -233,24 +230,3 @@ class RolloutPlanner:
         score = (d0 - d1 + torch.where(goal, END_BONUS - STEP_COST * took, 0.0)
                  - torch.where(fatal, END_BONUS, 0.0))
         return score, goal
-
-
-def _build(name: str, env, seed: int) -> Callable:
-    """A library entry's policy: a baseline name, or ``"reverse"``."""
-    if name == "reverse":
-        skid = skid_steered(env.unwrapped.config)
-
-        def back(obs):
-            z = torch.zeros(obs.shape[0], dtype=obs.dtype, device=obs.device)
-            return drive(z - 0.6, z, skid)
-        return back
-    return baseline(name, env, seed)
-
-
-def rollout_policy(env, seed: int = 0, **options) -> RolloutPlanner:
-    """The rollout planner for ``env`` (a vector env of this package) with RolloutConfig
-    ``options``."""
-    if not hasattr(env.unwrapped, "lookahead"):
-        raise ValueError("the rollout planner plans on an offroad_env vector env (it needs "
-                         "get_state and lookahead)")
-    return RolloutPlanner(env, RolloutConfig(**options), seed)
