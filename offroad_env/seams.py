@@ -200,7 +200,7 @@ class SimulatorSeams:
 
         ``actions`` may instead be a policy ``act(obs (M, D)) -> (M, A)``, run closed loop
         for at most ``horizon`` steps and stopped once every row has ended
-        (:meth:`offroad_env.lookahead.Lookahead.__call__`)."""
+        (:class:`offroad_env.lookahead.Lookahead`)."""
         from .lookahead import Lookahead
         if self._lookaheads is None:
             self._lookaheads = {}

@@ -133,7 +133,7 @@ class RolloutPlanner:
         cont += list(range(len(cont), len(candidates)))  # the added ones continue as themselves
         self.candidates = candidates
         self.cont = torch.tensor(cont, dtype=torch.int64, device=self.device)
-        #: ``(N,)`` the candidate each environment plays (index into :attr:`candidates`)
+        #: ``(N,)`` the candidate each environment plays (an index into ``candidates``)
         self.choice = torch.zeros(self.n, dtype=torch.int64, device=self.device)
         #: ``(N,)`` whether that candidate's look-ahead reached the goal
         self.predicted = torch.zeros(self.n, dtype=torch.bool, device=self.device)
