@@ -58,7 +58,13 @@ def mcnemar(a: np.ndarray, b: np.ndarray) -> dict:
 
 
 def _identity(suite: dict) -> dict:
-    return {k: v for k, v in suite.items() if k not in _VOLATILE}
+    """What makes two results the same suite: all but the chunking and the stored reference
+    (the suite's and each task's: storing a new reference does not make another suite)."""
+    out = {k: v for k, v in suite.items() if k not in _VOLATILE}
+    if isinstance(out.get("tasks"), list):
+        out["tasks"] = [{k: v for k, v in t.items() if k != "reference"}
+                        if isinstance(t, dict) else t for t in out["tasks"]]
+    return out
 
 
 def load_results(paths) -> dict[str, dict]:

@@ -55,6 +55,18 @@ def test_report_pairs_the_policies_task_by_task(tmp_path):
         load_results([p1, p2])
     with pytest.raises(ValueError, match="no results for the reference"):
         report(res, "cem")
+    # a result run before a reference was stored in the suite's tasks is of the same suite
+    task = {"family": "a", "level": 0, "start": [0.0, 0.0, 0.0], "goal": [1.0, 1.0]}
+    before, after = _result([G] * 8), _result([G] * 8)
+    before["suite"]["tasks"] = [dict(task)] * 8
+    after["suite"]["tasks"] = [dict(task, reference={"end_reason": G, "steps": 9})] * 8
+    p1.write_text(json.dumps({"heuristic": before}))
+    p2.write_text(json.dumps({"mppi": after}))
+    assert set(load_results([p1, p2])) == {"heuristic", "mppi"}
+    after["suite"]["tasks"][3] = dict(task, goal=[2.0, 1.0])
+    p2.write_text(json.dumps({"mppi": after}))
+    with pytest.raises(ValueError, match="tasks"):
+        load_results([p1, p2])
 
 
 def test_obstacle_notes_name_the_ledge_every_path_climbs():
