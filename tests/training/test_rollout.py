@@ -99,3 +99,14 @@ def test_rollout_and_baseline_options_are_parsed_and_refused_clearly():
     obs = env.unwrapped.sim.observe()
     assert torch.equal(baseline("heuristic:speed=1,bias=0", env, 0)(obs),
                        baseline("heuristic", env, 0)(obs))
+
+
+def test_evaluate_runs_the_planner_by_name_and_it_does_no_worse_than_the_straight_line():
+    from train.evaluate import evaluate
+    kw = dict(episodes=6, max_episode_steps=120, seed=3)
+    line = evaluate("heuristic", "offroad_env/OffroadNavRough-v0", **kw)
+    plan = evaluate("rollout:R=20,library=straight", "offroad_env/OffroadNavRough-v0", **kw)
+    # (measured: 2 of 6 goals each; holes 1 against 2: the rest run out of time)
+    fatal = lambda r: r["end_reasons"]["hole"] + r["end_reasons"]["tip_over"]  # noqa: E731
+    assert plan["success_rate"] >= line["success_rate"] and fatal(plan) <= fatal(line)
+    assert plan["episodes"] == 6
