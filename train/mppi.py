@@ -47,6 +47,8 @@ from dataclasses import dataclass
 
 import torch
 
+from .options import parse_options as parse_named
+
 __all__ = ["MPPIConfig", "MPPI", "mppi_policy", "parse_options", "OBJECTIVES", "END_BONUS"]
 
 #: what a sample's return measures (:class:`MPPIConfig`)
@@ -98,21 +100,8 @@ class MPPIConfig:
 
 def parse_options(text: str) -> dict:
     """``"samples=32,horizon=15"`` (or ``K=32,H=15``) as MPPIConfig keywords."""
-    short = {"K": "samples", "H": "horizon", "T": "temperature"}
     types = {f: type(getattr(MPPIConfig(), f)) for f in MPPIConfig.__dataclass_fields__}
-    out = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        key, sep, val = part.partition("=")
-        key = short.get(key.strip(), key.strip())
-        if not sep or key not in types:
-            raise ValueError(f"MPPI option {part!r}: give name=value with a name of "
-                             f"{sorted(types)} (or K, H, T)")
-        try:
-            out[key] = types[key](val)
-        except ValueError:
-            raise ValueError(f"MPPI option {key}={val!r} is not a {types[key].__name__}") \
-                from None
-    return out
+    return parse_named(text, types, {"K": "samples", "H": "horizon", "T": "temperature"}, "MPPI")
 
 
 class MPPI:

@@ -39,6 +39,8 @@ from typing import Callable
 
 import torch
 
+from .options import parse_options as parse_named
+
 __all__ = ["LIBRARIES", "RolloutConfig", "RolloutPlanner", "parse_options", "END_BONUS"]
 
 #: a candidate's bonus for the goal and penalty for a fatal end [m equivalent]
@@ -87,20 +89,8 @@ class RolloutConfig:
 
 def parse_options(text: str) -> dict:
     """``"replan=20,horizon=0,library=default"`` (or ``R=20,H=0``) as RolloutConfig keywords."""
-    short = {"R": "replan", "H": "horizon"}
-    types = {"replan": int, "horizon": int, "library": str}
-    out = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        key, sep, val = part.partition("=")
-        key = short.get(key.strip(), key.strip())
-        if not sep or key not in types:
-            raise ValueError(f"rollout option {part!r}: give name=value with a name of "
-                             f"{sorted(types)} (or R, H)")
-        try:
-            out[key] = types[key](val.strip())
-        except ValueError:
-            raise ValueError(f"rollout option {key}={val!r} is not an int") from None
-    return out
+    return parse_named(text, {"replan": int, "horizon": int, "library": str},
+                       {"R": "replan", "H": "horizon"}, "rollout")
 
 
 class RolloutPlanner:
@@ -146,7 +136,7 @@ class RolloutPlanner:
                              "time limit (max_episode_steps); give horizon > 0")
 
     def __call__(self, obs: torch.Tensor) -> torch.Tensor:
-        N, C = self.n, len(self.candidates)
+        N = self.n
         steps = self.face.state_view().steps
         live = torch.ones(N, dtype=torch.bool, device=self.device) if self.active is None \
             else self.active.to(self.device)

@@ -138,6 +138,18 @@ def test_a_snapshot_that_does_not_fit_is_refused_and_the_env_is_unchanged():
     assert all(torch.equal(after.tensors[k], v) for k, v in before.tensors.items())
 
 
+def _assert_live_steps_match(env, acts, ro):
+    """The live simulator stepped through ``acts`` ``(H, N, A)`` gives the look-ahead ``ro``'s
+    observations and rewards bit for bit, each row up to its end."""
+    sim = env.unwrapped.sim
+    ended = torch.zeros(acts.shape[1], dtype=torch.bool)
+    for h in range(acts.shape[0]):
+        o, r, _, _ = sim.step(acts[h])
+        live = ~ended
+        assert torch.equal(o[live], ro.obs[h][live]) and torch.equal(r[live], ro.reward[h][live])
+        ended |= ro.terminated[h] | ro.truncated[h]
+
+
 @pytest.mark.parametrize("model", ["unicycle", "rigid_body"])
 def test_look_ahead_equals_live_stepping_and_leaves_the_env_alone(model):
     env = OffroadVectorEnv(num_envs=6, max_episode_steps=200, **small_env(dynamics=model))
@@ -151,13 +163,7 @@ def test_look_ahead_equals_live_stepping_and_leaves_the_env_alone(model):
     assert all(torch.equal(env.get_state().tensors[k], v) for k, v in snap.tensors.items())
     # M = N, rows in place, eager: bit for bit with the live step (no autoreset), up to a
     # row's end
-    sim = env.unwrapped.sim
-    ended = torch.zeros(6, dtype=torch.bool)
-    for h in range(30):
-        o, r, term, _ = sim.step(acts[h])
-        live = ~ended
-        assert torch.equal(o[live], ro.obs[h][live]) and torch.equal(r[live], ro.reward[h][live])
-        ended |= ro.terminated[h] | ro.truncated[h]
+    _assert_live_steps_match(env, acts, ro)
     # one row repeated in other positions: within float rounding of its own look-ahead
     rep = env.lookahead(snap.select([4]).repeat(6), acts[:, 4:5].expand(30, 6, 2).contiguous())
     assert (rep.obs - ro.obs[:, 4:5]).abs().max() < 1e-4
@@ -210,13 +216,7 @@ def test_a_closed_loop_look_ahead_equals_live_stepping_with_the_policy(model):
     assert torch.equal(seen[0], obs)  # the snapshot's own observation comes first
     assert ro.obs.shape[0] == 40 and bool((ro.terminated[-1] | ro.truncated[-1]).all())
     acts = torch.stack([policy(o) for o in [obs, *ro.obs[:-1]]])
-    sim = env.unwrapped.sim
-    ended = torch.zeros(6, dtype=torch.bool)
-    for h in range(40):
-        o, r, _, _ = sim.step(acts[h])
-        live = ~ended
-        assert torch.equal(o[live], ro.obs[h][live]) and torch.equal(r[live], ro.reward[h][live])
-        ended |= ro.terminated[h] | ro.truncated[h]
+    _assert_live_steps_match(env, acts, ro)
     env.set_state(snap)
     again = env.lookahead(snap, acts)
     assert torch.equal(again.obs, ro.obs) and torch.equal(again.end_reason, ro.end_reason)
