@@ -81,6 +81,8 @@ def evaluate(policy, env_id: str, episodes: int = 256, seed: int = 10_000,
             obs, r, term, trunc, info = env.step(policy(obs))
             view = base.state_view()
             live = out.add(r, view.roll, view.pitch, term | trunc, info["end_reason"])
+            if hasattr(policy, "active"):  # a planner plans only the episodes still counted
+                policy.active = out.active
             if frames and bool(live[0]):
                 shots.append(env.render()[0])
             if not bool(out.active.any()):
