@@ -15,8 +15,9 @@ def parse_options(text: str, types: dict[str, type], short: dict[str, str], who:
         key, sep, val = part.partition("=")
         key = short.get(key.strip(), key.strip())
         if not sep or key not in types:
+            also = f" (or {', '.join(short)})" if short else ""
             raise ValueError(f"{who} option {part!r}: give name=value with a name of "
-                             f"{sorted(types)} (or {', '.join(short)})")
+                             f"{sorted(types)}{also}")
         try:
             out[key] = types[key](val.strip())
         except ValueError:

@@ -26,6 +26,8 @@ from typing import Callable
 
 import torch
 
+from .options import parse_options
+
 __all__ = ["BASELINES", "PLANNERS", "baseline", "is_policy_name", "reverse_policy", "skid_steered", "random_policy", "heuristic_policy",
            "careful_policy", "physics_policy", "steer_at_goal", "drive"]
 
@@ -234,16 +236,7 @@ def is_policy_name(name: str) -> bool:
 
 
 def _options(name: str, text: str) -> dict:
-    out = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        key, sep, val = (t.strip() for t in part.partition("="))
-        if not sep or key not in _OPTIONS[name]:
-            raise ValueError(f"{name} option {part!r}: give name=value with a name of "
-                             f"{_OPTIONS[name]}")
-        try:
-            out[key] = float(val)
-        except ValueError:
-            raise ValueError(f"{name} option {key}={val!r} is not a number") from None
+    out = parse_options(text, {k: float for k in _OPTIONS[name]}, {}, name)
     if not 0.0 < out.get("speed", 1.0) <= 1.0:
         raise ValueError(f"{name} speed must be in (0, 1], got {out['speed']}")
     if not -90.0 < out.get("bias", 0.0) < 90.0:
