@@ -52,6 +52,10 @@ class RewardWeights:
             margin (``offroad_env.physics.stability.energy_margin``: the rise left to tip over
             the nearest edge less the rolling energy toward it, over m g) is below 0: the body
             tips or rolls with the energy to; 0 for kinematic models.
+        stuck: 1 on the step the episode ends as stuck (``TaskConfig.stuck_time`` without
+            progress toward the goal; nav only). The end is a truncation, so a learner
+            bootstraps through it as if the drive went on; a negative weight is what tells it
+            that stalling short of the goal loses the episode (the suite counts it a failure).
     """
 
     progress: float = 1.0
@@ -67,6 +71,7 @@ class RewardWeights:
     time: float = 0.0
     traction: float = 0.0
     energy_margin: float = 0.0
+    stuck: float = 0.0
 
     def __post_init__(self):
         for f in fields(self):
@@ -91,6 +96,8 @@ class StepContext(NamedTuple):
         reached: ``(N,)`` bool, the goal is reached (always False outside the nav task).
         tipped: ``(N,)`` bool, the episode ends as a tip-over this step (not where a hole or the
             map's edge, which tilt the body, end it).
+        stuck: ``(N,)`` bool, the episode ends as stuck this step (a truncation; no other end
+            holds).
         nav: the task is navigation (progress counts only there).
         dt: the step [s].
     """
@@ -101,6 +108,7 @@ class StepContext(NamedTuple):
     distance: torch.Tensor
     reached: torch.Tensor
     tipped: torch.Tensor
+    stuck: torch.Tensor
     nav: bool
     dt: float
 
@@ -225,6 +233,11 @@ def _traction(c: StepContext) -> torch.Tensor:
 def _energy_margin(c: StepContext) -> torch.Tensor:
     m = getattr(c.state, "energy_margin", None)
     return torch.zeros_like(c.distance) if m is None else (-m).clamp_min(0.0)
+
+
+@reward_term("stuck")
+def _stuck(c: StepContext) -> torch.Tensor:
+    return c.stuck.to(c.distance.dtype)
 
 
 def builtin_rewards(weights: RewardWeights) -> dict:

@@ -253,6 +253,7 @@ class Task:
         reason = end_reason(reached, gc.hole, gc.off_map, tipped, stuck)
         ctx = StepContext(state=st, motion=motion, action=action, distance=dist,
                           reached=reached, tipped=reason == int(EndReason.TIP_OVER),
+                          stuck=reason == int(EndReason.STUCK),
                           nav=self.nav, dt=cfg.dt)
         terms = {}
         for name, t in self.rewards.items():

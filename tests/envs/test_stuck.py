@@ -34,6 +34,26 @@ def test_an_idle_vehicle_is_stuck_after_stuck_time_and_truncated_not_terminated(
     assert EndReason.STUCK.label == "stuck"
 
 
+def test_the_stuck_reward_term_is_one_on_the_stuck_step_only_and_weighted():
+    from offroad_env.rewards import RewardWeights
+    cfg = make_config("nav")
+    w = dataclasses.replace(cfg.task.weights, stuck=-4.0)
+    cfg = dataclasses.replace(cfg, task=dataclasses.replace(cfg.task, stuck_time=0.5, weights=w))
+    env = OffroadVectorEnv(num_envs=2, config=cfg, dtype=torch.float64)
+    env.reset(seed=1)
+    steps = int(round(0.5 / env.unwrapped.sim.cfg.dt))
+    ref = OffroadVectorEnv(num_envs=2, config=dataclasses.replace(cfg, task=dataclasses.replace(
+        cfg.task, weights=dataclasses.replace(w, stuck=0.0))), dtype=torch.float64)
+    ref.reset(seed=1)
+    for k in range(steps):
+        _, r, _, trunc, info = env.step(torch.zeros(2, 2))
+        _, r0, _, _, _ = ref.step(torch.zeros(2, 2))
+        expect = 1.0 if k == steps - 1 else 0.0
+        assert info["reward/stuck"].tolist() == [expect, expect]
+        torch.testing.assert_close(r, r0 - 4.0 * expect)
+    assert bool(trunc.all()) and RewardWeights().stuck == 0.0
+
+
 def test_driving_toward_the_goal_is_progress_and_circling_is_not():
     env = _venv(n=1, stuck_time=2.0, stuck_progress=0.1)
     env.reset(seed=4)
