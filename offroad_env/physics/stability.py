@@ -44,7 +44,7 @@ from .rotations import matvec3
 from .vehicle import Vehicle
 
 __all__ = ["static_tip_limits", "ledge_climb_limit", "net_force", "friction_limited_force",
-           "hub_positions", "EdgeTable", "edge_table", "force_angle_margin", "contact_margin",
+           "hub_positions", "EdgeTable", "edge_table", "pseudo_angle", "force_angle_margin", "contact_margin",
            "body_acceleration", "filter_acceleration", "LOAD_SHARE", "ACCEL_TIME", "ROCK_GAP",
            "energy_margin"]
 
@@ -128,6 +128,8 @@ class EdgeTable:
         right: ``(E, K)`` bool, wheel ``k`` lies strictly right of ``i -> j`` in plan view (the
             rear-axle frame's xy).
         left: ``(E, K)`` bool, wheel ``k`` lies strictly left of ``i -> j``.
+        pairs: the same as Python values, ``[(i, j, right wheels, left wheels)]`` (the
+            unrolled :func:`force_angle_margin` reads them at trace time).
     """
 
     def __init__(self, vehicle: Vehicle, device=None):
@@ -144,6 +146,9 @@ class EdgeTable:
         self.j = torch.tensor([p[1] for p in pairs], dtype=torch.int64, device=device)
         self.right = torch.tensor(right, dtype=torch.bool, device=device)
         self.left = torch.tensor(left, dtype=torch.bool, device=device)
+        K = len(pos)
+        self.pairs = [(i, j, [k for k in range(K) if r[k]], [k for k in range(K) if lf[k]])
+                      for (i, j), r, lf in zip(pairs, right, left)]
 
 
 _TABLES: dict = {}
@@ -209,12 +214,34 @@ def friction_limited_force(force: torch.Tensor, normal: torch.Tensor, mu
     return -(cn * normal + ct * scale), demand.squeeze(-1)
 
 
+def _any(columns: list[torch.Tensor]) -> torch.Tensor | None:
+    """The elementwise or of ``columns`` (None for none)."""
+    out = None
+    for c in columns:
+        out = c if out is None else out | c
+    return out
+
+
+def pseudo_angle(y: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """A monotone stand-in for ``atan2(y, x)`` over ``(-pi, pi]`` without trigonometry (the
+    "diamond angle": ``1 - x / (|x| + |y|)``, negated below the x axis), in ``[-2, 2]``; 0 at
+    the origin. Comparing these orders the angles as ``atan2`` would, to rounding."""
+    s = x.abs() + y.abs()
+    q = 1.0 - x / torch.where(s > 0, s, torch.ones_like(s))
+    return torch.where(y < 0, -q, q)
+
+
 def force_angle_margin(contact_points: torch.Tensor, loaded: torch.Tensor, com_w: torch.Tensor,
                        accel_w: torch.Tensor, gravity: float, table: EdgeTable,
                        force: torch.Tensor | None = None) -> torch.Tensor:
     """``(N,)`` force-angle stability margin [rad]: the minimum over the support polygon's edges
     of the angle between the net force at the CoM and the edge's tip-over axis normal; negative
     where the vehicle tips about an edge.
+
+    Written for the machine: the candidate edges are unrolled at the table's fixed wheel
+    indices, each a few dozen operations on ``(N,)`` columns (one loop over the environments
+    when compiled, every lane busy), and the edges are compared by :func:`pseudo_angle`, so
+    ``atan2`` runs once per environment, on the least edge's pair.
 
     Args:
         contact_points: ``(N, K, 3)`` wheel contact points, world [m].
@@ -226,33 +253,48 @@ def force_angle_margin(contact_points: torch.Tensor, loaded: torch.Tensor, com_w
         force: ``(N, 3)`` the net force per unit mass to use instead of ``g - accel_w``
             (:func:`friction_limited_force`).
     """
-    pi = contact_points[:, table.i]  # (N, E, 3)
-    pj = contact_points[:, table.j]
-    li, lj = loaded[:, table.i], loaded[:, table.j]
-    # loaded wheels strictly on each side of i -> j: an edge has them all on one side
-    on_right = (loaded.unsqueeze(1) & table.right).any(2)  # (N, E)
-    on_left = (loaded.unsqueeze(1) & table.left).any(2)
-    edge = li & lj & ~(on_right & on_left)
-    flip = on_right & ~on_left  # the polygon lies on the right: reverse the edge
-    a = torch.where(flip.unsqueeze(2), pi - pj, pj - pi)
-    a = a / torch.linalg.vector_norm(a, dim=2, keepdim=True)
-    f = (net_force(accel_w, gravity) if force is None else force).unsqueeze(1)  # per unit mass
-    r = pi - com_w.unsqueeze(1)
-
-    def normal_part(v):
-        return v - (v * a).sum(2, keepdim=True) * a
-
-    lv, fv = normal_part(r), normal_part(f.expand_as(r))
-    cross = torch.linalg.cross(fv, lv, dim=2)
-    c, d = (cross * a).sum(2), (fv * lv).sum(2)
-    theta = torch.atan2(-c, d)
-    # a support line (no other loaded wheel on either side): the worse of its two sides
-    line = ~on_right & ~on_left
-    theta = torch.where(line, torch.minimum(theta, torch.atan2(c, d)), theta)
-    big = torch.full_like(theta, torch.pi)
-    margin = torch.where(edge, theta, big).amin(1)
+    K = contact_points.shape[1]
+    p = [contact_points[:, k].unbind(1) for k in range(K)]
+    ld = [loaded[:, k] for k in range(K)]
+    fx, fy, fz = (net_force(accel_w, gravity) if force is None else force).unbind(1)
+    cx, cy, cz = com_w.unbind(1)
+    best = by = bx = None
+    for i, j, right, left in table.pairs:
+        # loaded wheels strictly on each side of i -> j: an edge has them all on one side
+        on_r, on_l = _any([ld[k] for k in right]), _any([ld[k] for k in left])
+        edge = ld[i] & ld[j]
+        if on_r is not None and on_l is not None:
+            edge = edge & ~(on_r & on_l)
+        (xi, yi, zi), (xj, yj, zj) = p[i], p[j]
+        ax, ay, az = xj - xi, yj - yi, zj - zi
+        n = torch.sqrt(ax * ax + ay * ay + az * az)
+        ax, ay, az = ax / n, ay / n, az / n
+        # the CoM -> axis vector l and the force f, each less its part along the edge a
+        rx, ry, rz = xi - cx, yi - cy, zi - cz
+        ra = rx * ax + ry * ay + rz * az
+        lx, ly, lz = rx - ra * ax, ry - ra * ay, rz - ra * az
+        fa = fx * ax + fy * ay + fz * az
+        gx, gy, gz = fx - fa * ax, fy - fa * ay, fz - fa * az
+        c = (gy * lz - gz * ly) * ax + (gz * lx - gx * lz) * ay + (gx * ly - gy * lx) * az
+        d = gx * lx + gy * ly + gz * lz
+        # theta = atan2(-c, d) about a, the polygon on its left; reversed (the polygon on the
+        # right) atan2(c, d); a support line (no loaded wheel on either side): the worse side
+        y = -c
+        if on_r is not None:
+            y = torch.where(on_r if on_l is None else on_r & ~on_l, c, y)
+        line = (None if on_r is None and on_l is None else ~on_l if on_r is None
+                else ~on_r if on_l is None else ~on_r & ~on_l)
+        y = -c.abs() if line is None else torch.where(line, -c.abs(), y)
+        q = torch.where(edge, pseudo_angle(y, d), torch.full_like(d, math.inf))
+        if best is None:
+            best, by, bx = q, y, d
+        else:
+            take = q < best
+            best = torch.where(take, q, best)
+            by, bx = torch.where(take, y, by), torch.where(take, d, bx)
     # no loaded pair at all (airborne, or one wheel): no support
-    return torch.where(edge.any(1), margin, torch.full_like(margin, -torch.pi / 2))
+    return torch.where(torch.isfinite(best), torch.atan2(by, bx),
+                       torch.full_like(bx, -math.pi / 2))
 
 
 def energy_margin(points: torch.Tensor, com_w: torch.Tensor, omega_w: torch.Tensor,

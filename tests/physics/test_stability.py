@@ -192,3 +192,67 @@ def test_the_energy_margin_meets_its_closed_forms_static_and_rolling():
     # past the edge (the centre of mass outside it): negative, the rise it has passed
     com[0, 1] = t + 0.1
     assert margin(0.0) < 0
+
+
+def _margin_by_hand(plan, pts, loaded, com, force):
+    """One env's force-angle margin in plain Python (float64, math.atan2 per edge): the support
+    edges are the loaded pairs with every other loaded wheel on one side in plan view."""
+    def sub(u, v):
+        return [u[0] - v[0], u[1] - v[1], u[2] - v[2]]
+
+    def dot(u, v):
+        return u[0] * v[0] + u[1] * v[1] + u[2] * v[2]
+
+    def normal_part(v, a):
+        k = dot(v, a)
+        return [v[0] - k * a[0], v[1] - k * a[1], v[2] - k * a[2]]
+
+    idx = [k for k in range(len(plan)) if loaded[k]]
+    angles = []
+    for i in idx:
+        for j in idx:
+            if i >= j:
+                continue
+            side = [(plan[j][0] - plan[i][0]) * (plan[k][1] - plan[i][1])
+                    - (plan[j][1] - plan[i][1]) * (plan[k][0] - plan[i][0])
+                    for k in idx if k not in (i, j)]
+            if any(s > 1e-9 for s in side) and any(s < -1e-9 for s in side):
+                continue  # wheels on both sides: a diagonal, not an edge
+            a = sub(pts[j], pts[i])
+            if any(s < -1e-9 for s in side):
+                a = [-x for x in a]  # the polygon on the left of a
+            n = math.sqrt(dot(a, a))
+            a = [x / n for x in a]
+            lv, fv = normal_part(sub(pts[i], com), a), normal_part(force, a)
+            cr = [fv[1] * lv[2] - fv[2] * lv[1], fv[2] * lv[0] - fv[0] * lv[2],
+                  fv[0] * lv[1] - fv[1] * lv[0]]
+            c, d = dot(cr, a), dot(fv, lv)
+            t = math.atan2(-c, d)
+            if not any(abs(s) > 1e-9 for s in side):  # a support line: its worse side
+                t = min(t, math.atan2(c, d))
+            angles.append(t)
+    return min(angles) if angles else -math.pi / 2
+
+
+@pytest.mark.parametrize("make", [husky, rc_truck, six_wheel_rover])
+def test_the_unrolled_margin_equals_a_per_env_reference_on_random_bodies(make):
+    """The batched, unrolled margin against the definition written per env by hand: tilted,
+    perturbed contacts, random loads (lines, points, none included), random net forces."""
+    v = make()
+    g = torch.Generator().manual_seed(3)
+    n, k = 400, v.num_wheels
+    plan = [(float(x), float(y)) for x, y in v.wheel_positions]
+    pts = torch.tensor([(x, y, 0.0) for x, y in plan], dtype=torch.float64).expand(n, k, 3)
+    pts = pts + 0.05 * torch.randn(n, k, 3, generator=g, dtype=torch.float64)
+    loaded = torch.rand(n, k, generator=g) > 0.3
+    com = torch.tensor([v.com[0], v.com[1], 0.3], dtype=torch.float64) + 0.05 * torch.randn(
+        n, 3, generator=g, dtype=torch.float64)
+    force = torch.tensor([0.0, 0.0, -G], dtype=torch.float64) + 4.0 * torch.randn(
+        n, 3, generator=g, dtype=torch.float64)
+    got = force_angle_margin(pts, loaded, com, torch.zeros(n, 3, dtype=torch.float64), G,
+                             edge_table(v, "cpu"), force)
+    want = torch.tensor([_margin_by_hand(plan, pts[e].tolist(), loaded[e].tolist(),
+                                         com[e].tolist(), force[e].tolist()) for e in range(n)],
+                        dtype=torch.float64)
+    assert (loaded.sum(1) < 2).any() and (loaded.sum(1) == k).any()
+    torch.testing.assert_close(got, want, rtol=0, atol=1e-12)
