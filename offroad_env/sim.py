@@ -37,7 +37,7 @@ from .sensors import SENSORS
 from .spawn import (check_goal_range, check_map_range, check_on_map, check_rows,
                     spawn_with_redraws, start_at_rest)
 from .state import CORE_FIELDS, SimState, join_fields
-from .tasks import Task
+from .tasks import Task, contain_divergence
 
 __all__ = ["Simulator", "check_device"]
 
@@ -350,7 +350,7 @@ class Simulator:
         terms, reward, reason = self.task.step(st, motion, a, self.maps, self.params)
         st.vel_b, st.wheel_slip = motion.vel_b, motion.drive.kappa
         st.prev_action = a
-        info = {f"reward/{name}": value for name, value in terms.items()}
-        info["end_reason"] = reason
-        info["bad_action"] = bad
-        return self.observe(), reward, reason > 0, info
+        obs, reward, reason, terms = contain_divergence(self.observe(), reward, reason, terms)
+        info = {**{f"reward/{name}": value for name, value in terms.items()},
+                "end_reason": reason, "bad_action": bad}
+        return obs, reward, reason > 0, info

@@ -24,7 +24,7 @@ from .rewards import (REWARD_TERMS, STABILITY_REF, RewardWeights, StepContext, b
                       reward_terms, weighted_reward)
 
 __all__ = ["Task", "TIP_RULES", "EndReason", "REASONS", "UserEnd", "end_labels", "end_code",
-           "end_reason", "tipped_over",
+           "contain_divergence", "end_reason", "tipped_over",
            "static_tip_limits", "RewardWeights", "REWARD_TERMS", "reward_terms",
            "weighted_reward", "STABILITY_REF", "StepContext", "TASK_FIELDS"]
 
@@ -46,6 +46,11 @@ class EndReason(enum.IntEnum):
     #: no progress toward the goal for ``TaskConfig.stuck_time`` (a truncation: the state is not
     #: terminal, the vehicle might still free itself)
     STUCK = 6
+    #: the step's numbers stopped being finite (an observation, the reward or a reward term
+    #: of the row is NaN or infinite: an integration blew up). A truncation: the episode is
+    #: cut, its last observation and reward zeroed, its count reported, the row reset as any
+    #: other (a guard, not a physics outcome; :func:`contain_divergence`)
+    DIVERGED = 7
 
     @property
     def label(self) -> str:
@@ -84,6 +89,23 @@ def end_code(code: int, labels: dict[int, str]):
     :class:`UserEnd` of a user termination."""
     code = int(code)
     return EndReason(code) if code in REASONS else UserEnd(code, labels[code])
+
+
+def contain_divergence(obs: torch.Tensor, reward: torch.Tensor, reason: torch.Tensor,
+                       terms: dict[str, torch.Tensor]):
+    """``(obs, reward, reason, terms)`` with every row whose observation ``(N, D)``, reward
+    ``(N,)`` or reward terms are not all finite ended as :attr:`EndReason.DIVERGED` and its
+    observation, reward and terms zeroed, so that nothing non-finite reaches a learner; other
+    rows unchanged. No host sync (a compiled step stays one graph)."""
+    ok = torch.isfinite(obs).all(1) & torch.isfinite(reward)
+    for v in terms.values():
+        ok = ok & torch.isfinite(v)
+    bad = ~ok
+    zero = torch.zeros((), dtype=obs.dtype, device=obs.device)
+    reason = torch.where(bad, torch.full_like(reason, int(EndReason.DIVERGED)), reason)
+    terms = {k: torch.where(bad, zero.to(v.dtype), v) for k, v in terms.items()}
+    return (torch.where(bad.unsqueeze(1), zero, obs), torch.where(bad, zero.to(reward.dtype),
+                                                                  reward), reason, terms)
 
 
 def tipped_over(roll, pitch, roll_limit, pitch_limit, lost=None) -> torch.Tensor:
@@ -158,7 +180,7 @@ class Task:
         self.rewards = {**builtin_rewards(t.weights), **cfg.rewards}  # built-ins first
         self.user_rewards, self.user_ends = cfg.rewards, cfg.terminations
         self.end_labels = end_labels(cfg)
-        self.time_out_codes = (int(EndReason.STUCK),) + tuple(
+        self.time_out_codes = (int(EndReason.STUCK), int(EndReason.DIVERGED)) + tuple(
             FIRST_USER_CODE + i for i, t in enumerate(cfg.terminations.values()) if t.time_out)
 
     def set_vehicle(self, vehicle) -> None:

@@ -64,8 +64,8 @@ __all__ = ["Field", "RewardTerm", "TerminationTerm", "ObservationTerm", "EventTe
 
 #: the modes of an event term
 EVENT_MODES = ("reset", "interval")
-#: the end-reason code of the first user termination (the built-in ones are 0-6)
-FIRST_USER_CODE = 7
+#: the end-reason code of the first user termination (the built-in ones are 0-7)
+FIRST_USER_CODE = 8
 
 
 def _check_fn(kind: str, fn) -> None:

@@ -9,8 +9,8 @@ import torch
 import terrain
 from offroad_env import OffroadVectorEnv, make_config
 from offroad_env.sim import Simulator
-from offroad_env.terms import (EventTerm, Field, RewardTerm, TerminationTerm, terms_from_plain,
-                               terms_to_plain)
+from offroad_env.terms import (FIRST_USER_CODE, EventTerm, Field, RewardTerm, TerminationTerm,
+                               terms_from_plain, terms_to_plain)
 
 THRESHOLD = 0.05  # mean |slip ratio| above which a step counts as slipping
 
@@ -83,8 +83,8 @@ def test_a_streak_counts_slipping_steps_and_restarts_with_each_episode():
         assert torch.equal(sim.state.streak, expect)
         assert torch.equal(info["reward/slip_streak"], -expect.float())
         # the declared termination reads the field the reward term wrote this step
-        long = (expect >= 4) & (info["end_reason"] >= 7)
-        assert torch.equal(long, (expect >= 4) & (info["end_reason"] == 7))
+        long = (expect >= 4) & (info["end_reason"] >= FIRST_USER_CODE)
+        assert torch.equal(long, (expect >= 4) & (info["end_reason"] == FIRST_USER_CODE))
         ended += int(term.sum())
         sim.reset(term)
         expect = torch.where(term, torch.zeros_like(expect), expect)

@@ -9,8 +9,8 @@ import torch
 
 import terrain
 from offroad_env import OffroadEnv, OffroadVectorEnv, make_config
-from offroad_env.terms import (EventTerm, ObservationTerm, RewardTerm, TerminationTerm,
-                               load_term, term_path)
+from offroad_env.terms import (FIRST_USER_CODE, EventTerm, ObservationTerm, RewardTerm,
+                               TerminationTerm, load_term, term_path)
 
 CORRIDOR = 3.0  # half-width [m] of the corridor along the sim frame's x axis
 
@@ -128,7 +128,7 @@ def test_a_time_out_termination_truncates_and_the_single_env_names_it():
         if term or trunc:
             break
     assert trunc and not term
-    assert info["end_reason"].label == "left_corridor" and int(info["end_reason"]) == 7
+    assert info["end_reason"].label == "left_corridor" and int(info["end_reason"]) == FIRST_USER_CODE
 
 
 def test_bad_terms_are_refused_naming_the_term():

@@ -78,9 +78,7 @@ def _cell(sel: np.ndarray, per: dict, dt: float, extra: tuple[str, ...] = ()) ->
     label = per["label"][sel]
     ok = label == EndReason.GOAL_REACHED.label
     out = {"episodes": n}
-    for name, want in (("success", "goal_reached"), ("tip_over", "tip_over"), ("hole", "hole"),
-                       ("off_map", "off_map"), ("time_limit", "time_limit"),
-                       ("stuck", "stuck")) + tuple((e, e) for e in extra):
+    for name, want in (("success", "goal_reached"),) + tuple((k, k) for k in OUTCOMES[1:] + extra):
         k = int((label == want).sum())
         out[f"{name}_rate"] = k / n
         out[f"{name}_ci95"] = wilson(k, n)
@@ -249,7 +247,7 @@ def run_suite(spec: SuiteSpec, policy, device="cpu", progress: bool = False,
 
 
 #: the end reasons of a suite's cells, in the order the tables and the figure give them
-OUTCOMES = ("success", "tip_over", "stuck", "hole", "off_map", "time_limit")
+OUTCOMES = ("success", "tip_over", "stuck", "hole", "off_map", "time_limit", "diverged")
 
 
 def _chunk_key(spec: SuiteSpec, identity: str | None) -> str:
@@ -295,16 +293,19 @@ def table_markdown(results: dict[str, dict]) -> str:
     line below each table names the dominant failure of each family at its top level."""
     names = list(results)
     fams = list(next(iter(results.values()))["by_family"])
-    head = ("| family | " + " | ".join(f"{n}: success / tip-over / stuck" for n in names)
-            + " |")
-    lines = [head, "|---|" + "---|" * len(names)]
+    lines = ["| family | " + " | ".join(f"{n}: success / tip-over / stuck" for n in names)
+             + " |", "|---|" + "---|" * len(names)]
     for f in fams + ["overall"]:
         cells = []
         for n in names:
             c = results[n]["overall"] if f == "overall" else results[n]["by_family"][f]["all"]
-            cells.append(" / ".join(f"{100 * c[k + '_rate']:.1f} %"
-                                    for k in ("success", "tip_over", "stuck")))
+            cells.append(" / ".join(f"{100 * c[k + '_rate']:.1f} %" for k in OUTCOMES[:3]))
         lines.append(f"| {f} | " + " | ".join(cells) + " |")
+    cut = {n: round(r["overall"].get("diverged_rate", 0) * r["overall"]["episodes"]) for n, r in
+           results.items()}  # a failure the columns do not show
+    if any(cut.values()):
+        lines.append("\nEpisodes cut because the simulation stopped being finite (failures): "
+                     + ", ".join(f"{n}: {k}" for n, k in cut.items()))
     return "\n".join(lines)
 
 
@@ -316,7 +317,8 @@ def plot_levels(results: dict[str, dict], path: Path) -> None:
     plt = pyplot()
     fams = list(next(iter(results.values()))["by_family"])
     rows = [k for k in OUTCOMES if k == "success" or any(
-        res["by_family"][f]["all"][f"{k}_rate"] > 0 for res in results.values() for f in fams)]
+        res["by_family"][f]["all"].get(f"{k}_rate", 0) > 0 for res in results.values()
+        for f in fams)]
     fig, axes = plt.subplots(len(rows), len(fams), figsize=(2.9 * len(fams), 2.3 * len(rows)),
                              sharey=True, squeeze=False)
     for j, f in enumerate(fams):

@@ -46,7 +46,7 @@ def test_end_reason_codes_and_the_precedence_of_simultaneous_conditions():
 
 def test_end_reason_labels():
     assert [r.label for r in EndReason] == ["none", "tip_over", "off_map", "hole",
-                                            "goal_reached", "time_limit", "stuck"]
+                                            "goal_reached", "time_limit", "stuck", "diverged"]
     assert tasks.REASONS[4] == "goal_reached" and EndReason(5).label == "time_limit"
 
 
