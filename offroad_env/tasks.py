@@ -96,16 +96,19 @@ def contain_divergence(obs: torch.Tensor, reward: torch.Tensor, reason: torch.Te
     """``(obs, reward, reason, terms)`` with every row whose observation ``(N, D)``, reward
     ``(N,)`` or reward terms are not all finite ended as :attr:`EndReason.DIVERGED` and its
     observation, reward and terms zeroed, so that nothing non-finite reaches a learner; other
-    rows unchanged. No host sync (a compiled step stays one graph)."""
-    ok = torch.isfinite(obs).all(1) & torch.isfinite(reward)
-    for v in terms.values():
-        ok = ok & torch.isfinite(v)
-    bad = ~ok
+    rows unchanged. Compiled or off the CPU, no host sync (the step stays one graph)."""
+    names = list(terms)
+    stacked = torch.stack([terms[k] for k in names], 1)  # (N, T): a few operators, not 2 T
+    bad = ~(torch.isfinite(obs).all(1) & torch.isfinite(reward)
+            & torch.isfinite(stacked).all(1))
+    if obs.device.type == "cpu" and not torch.compiler.is_compiling() and not bool(bad.any()):
+        return obs, reward, reason, terms  # eager on the CPU a check is free: nothing to mend
     zero = torch.zeros((), dtype=obs.dtype, device=obs.device)
     reason = torch.where(bad, torch.full_like(reason, int(EndReason.DIVERGED)), reason)
-    terms = {k: torch.where(bad, zero.to(v.dtype), v) for k, v in terms.items()}
+    stacked = torch.where(bad.unsqueeze(1), zero.to(stacked.dtype), stacked)
     return (torch.where(bad.unsqueeze(1), zero, obs), torch.where(bad, zero.to(reward.dtype),
-                                                                  reward), reason, terms)
+                                                                  reward), reason,
+            dict(zip(names, stacked.unbind(1))))
 
 
 def tipped_over(roll, pitch, roll_limit, pitch_limit, lost=None) -> torch.Tensor:
