@@ -63,18 +63,30 @@ class RunLog:
     def write(self, row: dict) -> None:
         if self.fields is None:
             if self.append:
-                with open(self.path) as f:
-                    self.fields = next(csv.reader(f))
+                with open(self.path, newline="") as f:
+                    reader = csv.DictReader(f)
+                    old = list(reader)
+                    head = list(reader.fieldnames or [])
+                self.fields = head + [k for k in row if k not in head]
+                if len(self.fields) > len(head):  # a newer version logs more: widen, keep all
+                    self._rewrite(old)
             else:
                 self.fields = list(row)
-                with open(self.path, "w", newline="") as f:
-                    csv.writer(f).writerow(self.fields)
+                self._rewrite([])
         with open(self.path, "a", newline="") as f:
             csv.DictWriter(f, self.fields, extrasaction="ignore").writerow(row)
         if self.tb is not None:
             for k, v in row.items():
                 if k != "global_step" and isinstance(v, (int, float)) and math.isfinite(v):
                     self.tb.add_scalar(tb_tag(k), v, row["global_step"])
+
+    def _rewrite(self, rows: list[dict]) -> None:
+        """Write the header of :attr:`fields` and ``rows`` under it (blank where they lack a
+        column)."""
+        with open(self.path, "w", newline="") as f:
+            w = csv.DictWriter(f, self.fields)
+            w.writeheader()
+            w.writerows(rows)
 
     def close(self):
         if self.tb is not None:

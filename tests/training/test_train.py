@@ -605,3 +605,24 @@ def test_a_compiled_run_says_first_that_it_compiles_and_where_its_cache_lies(mon
     assert "the env's step" in line and "agent" not in line and "/some/where/cache" in line
     assert "the agent's passes" in compile_notice(False, True)
 
+
+
+def test_a_resumed_log_widens_its_header_to_new_columns_and_keeps_every_row(tmp_path):
+    """A run resumed by a newer version that logs more columns (an end reason added, say):
+    the CSV's header grows, the old rows keep their values (blank in the new column)."""
+    import csv
+
+    from train.logs import RunLog
+
+    log = RunLog(tmp_path, append=False, tensorboard=False)
+    log.write({"iteration": 1, "global_step": 10, "stuck_rate": 0.5})
+    log.write({"iteration": 2, "global_step": 20, "stuck_rate": 0.25})
+    again = RunLog(tmp_path, append=True, tensorboard=False)
+    again.write({"iteration": 3, "global_step": 30, "stuck_rate": 0.0, "diverged_rate": 0.1})
+    again.write({"iteration": 4, "global_step": 40, "stuck_rate": 0.0, "diverged_rate": 0.0})
+    with open(tmp_path / "progress.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert list(rows[0]) == ["iteration", "global_step", "stuck_rate", "diverged_rate"]
+    assert [r["iteration"] for r in rows] == ["1", "2", "3", "4"]
+    assert [r["diverged_rate"] for r in rows] == ["", "", "0.1", "0.0"]
+    assert rows[1]["stuck_rate"] == "0.25"
