@@ -128,7 +128,8 @@ def test_a_time_out_termination_truncates_and_the_single_env_names_it():
         if term or trunc:
             break
     assert trunc and not term
-    assert info["end_reason"].label == "left_corridor" and int(info["end_reason"]) == FIRST_USER_CODE
+    assert info["end_reason"].label == "left_corridor"
+    assert int(info["end_reason"]) == FIRST_USER_CODE
 
 
 def test_bad_terms_are_refused_naming_the_term():

@@ -45,8 +45,8 @@ from .vehicle import Vehicle
 
 __all__ = ["static_tip_limits", "ledge_climb_limit", "net_force", "friction_limited_force",
            "hub_positions", "EdgeTable", "edge_table", "pseudo_angle", "force_angle_margin",
-           "contact_margin", "body_acceleration", "filter_acceleration", "LOAD_SHARE", "ACCEL_TIME", "ROCK_GAP",
-           "energy_margin"]
+           "contact_margin", "body_acceleration", "filter_acceleration", "LOAD_SHARE",
+           "ACCEL_TIME", "ROCK_GAP", "energy_margin"]
 
 #: a rigid rest's support polygon includes wheels within this many wheel radii of the ground:
 #: a rest on two diagonal wheels and a lightly loaded third rocks onto the fourth, which hangs
