@@ -3,7 +3,7 @@
 Every sub-environment has a family (sub-env ``i`` drives family ``i mod F`` of the env's
 :class:`terrain.LevelsConfig`) and a level. Each reset draws the sub-env's map among the worlds of
 its level (through the env's ``set_map_range`` seam: the maps are one stacked set, nothing is
-generated per reset). When an episode ends its level moves by its outcome:
+generated per reset). When an episode ends, the level it played moves by its outcome:
 
 * the goal reached: up one level; on the top level, to a random level (Isaac Lab's rule, so the
   solved envs keep revisiting the whole range);
@@ -12,8 +12,18 @@ generated per reset). When an episode ends its level moves by its outcome:
 * the time limit: down one level when less than half the start distance to the goal was
   covered, otherwise it stays.
 
+**The new level is played one episode later** (the episode after the next): the reset that ends
+an episode starts the next one on the level already chosen for it, and the new level becomes the
+sub-env's map range right after that reset. So each sub-env runs two interleaved curricula (its
+odd and its even episodes), each moved by its own outcomes. Why: the physical model prepares
+each sub-env's next start ahead of its reset, in batches (:mod:`offroad_env.next_starts`), and a
+prepared start holds only while the sub-env's map range is the one it was prepared on; a level
+chosen at the reset itself would void almost every prepared start and make each reset a solver
+call of its own (v1's training env ran at 9-14 k env-steps/s instead of 38 k that way).
+
 Initial levels are drawn uniformly in ``[0, init_max_level]`` from each sub-env's own stream
-(salted, so spawns stay the unwrapped env's). ``mean_level`` is the mean over the sub-envs.
+(salted, so spawns stay the unwrapped env's); both chains start there. ``levels`` are the levels
+of the running episodes, ``mean_level`` their mean over the sub-envs.
 """
 
 from __future__ import annotations
@@ -50,8 +60,9 @@ class TerrainCurriculum(gym.vector.VectorWrapper):
     (``OffroadTraverse-v0``). Works in every autoreset mode (the env's ``end_reasons`` seam gives
     the ending episodes' reasons to the reset hook).
 
-    Attributes: ``levels`` ``(N,)`` int64; ``families`` ``(N,)`` int64 (index into
-    ``levels_config.families``); ``mean_level``.
+    Attributes: ``levels`` ``(N,)`` int64, the level each sub-env's running episode plays;
+    ``queued_levels`` ``(N,)`` int64, the level its next episode will play (its map range now);
+    ``families`` ``(N,)`` int64 (index into ``levels_config.families``); ``mean_level``.
     """
 
     def __init__(self, env, init_max_level: int = 0):
@@ -73,6 +84,8 @@ class TerrainCurriculum(gym.vector.VectorWrapper):
         dev = base.device
         self.families = torch.arange(n, device=dev) % len(cfg.families)
         self.levels = torch.zeros(n, dtype=torch.int64, device=dev)
+        self.queued_levels = torch.zeros(n, dtype=torch.int64, device=dev)
+        self._chosen = None  # (mask, levels) chosen at the last reset, applied after it
         self._start = torch.ones(n, dtype=torch.float64, device=dev)
         self._initialised = False
         self._apply()
@@ -84,7 +97,7 @@ class TerrainCurriculum(gym.vector.VectorWrapper):
 
     def _apply(self):
         cfg = self.levels_config
-        lo = cfg.map_index(self.families, self.levels, 0)
+        lo = cfg.map_index(self.families, self.queued_levels, 0)
         self._base.set_map_range(lo, torch.full_like(lo, cfg.worlds))
 
     def _distance(self) -> torch.Tensor:
@@ -94,29 +107,43 @@ class TerrainCurriculum(gym.vector.VectorWrapper):
     def _before_reset(self, mask):
         base = self._base
         u = base.draw_uniform(2, _SALT)[:, :2].double()
-        if not self._initialised:  # the first reset: the initial levels
+        if not self._initialised:  # the first reset: both chains start at the initial levels
             init = torch.minimum((u[:, 0] * (self.init_max_level + 1)).to(torch.int64),
                                  torch.full_like(self.levels, self.init_max_level))
             self.levels = torch.where(mask, init, self.levels)
+            self.queued_levels = self.levels.clone()
             self._initialised = bool(mask.all())
-        else:
-            reason = torch.where(mask, base.end_reasons, torch.zeros_like(base.end_reasons))
-            if bool((reason > 0).any()):
-                covered = 1.0 - self._distance() / self._start.clamp_min(1e-9)
-                self.levels = next_levels(self.levels, reason, covered,
-                                          self.levels_config.num_levels, u[:, 1])
-        self._apply()
+            self._apply()
+            return
+        reason = torch.where(mask, base.end_reasons, torch.zeros_like(base.end_reasons))
+        chosen = self.levels
+        if bool((reason > 0).any()):
+            covered = 1.0 - self._distance() / self._start.clamp_min(1e-9)
+            chosen = next_levels(self.levels, reason, covered, self.levels_config.num_levels,
+                                 u[:, 1])
+        # the new episode plays the level chosen for it before; the outcome's level comes next
+        self.levels = torch.where(mask, self.queued_levels, self.levels)
+        if self._chosen is not None:  # a second reset in one call: both keep their choice
+            mask, chosen = mask | self._chosen[0], torch.where(mask, chosen, self._chosen[1])
+        self._chosen = (mask, chosen)
 
-    def _record_starts(self):
+    def _after_call(self):
+        """Make the levels chosen at the resets of the call just made the map ranges of the
+        reset sub-envs' next episodes (after the resets, so their prepared starts held)."""
+        if self._chosen is not None:
+            mask, chosen = self._chosen
+            self._chosen = None
+            self.queued_levels = torch.where(mask, chosen, self.queued_levels)
+            self._apply()
         steps = self._base.state_view().steps
         self._start = torch.where(steps == 0, self._distance(), self._start)
 
     def reset(self, *, seed=None, options=None):
         out = self.env.reset(seed=seed, options=options)
-        self._record_starts()
+        self._after_call()
         return out
 
     def step(self, actions):
         out = self.env.step(actions)
-        self._record_starts()
+        self._after_call()
         return out

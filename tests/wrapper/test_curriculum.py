@@ -51,29 +51,57 @@ def test_each_episode_runs_on_its_levels_maps_and_levels_follow_the_outcomes(mod
         assert bool(ok[started].all())
 
     check_maps()
+    assert bool((env.queued_levels == env.levels).all())  # both chains start there
     g = torch.Generator().manual_seed(0)
     moved = 0
     for _ in range(200):
-        before = env.levels.clone()
+        before, queued = env.levels.clone(), env.queued_levels.clone()
         a = torch.stack((torch.ones(10), torch.rand(10, generator=g) * 2 - 1), 1)
         _, _, term, trunc, info = env.step(a)
-        if mode == "SameStep":
+        started = base.state_view().steps == 0  # the rows this call reset
+        # a level changes only at a reset, to the one queued for it an episode before
+        assert bool((env.levels[~started] == before[~started]).all())
+        assert bool((env.levels[started] == queued[started]).all())
+        assert bool((env.queued_levels[~started] == queued[~started]).all())
+        if mode == "SameStep":  # the outcome is this call's: its level moves by it
             ended = term | trunc
-        else:  # the reset (and the level change) comes with the next step
-            ended = torch.zeros(10, dtype=torch.bool)
-        changed = env.levels != before
-        if mode == "SameStep":
-            assert not bool((changed & ~ended).any())
+            assert bool((started == ended).all())
             reasons = info["end_reason"]
             ups = ended & (reasons == int(R.GOAL_REACHED)) & (before < 3)
             downs = ended & ((reasons == int(R.TIP_OVER)) | (reasons == int(R.OFF_MAP))) \
                 & (before > 0)
-            assert bool((env.levels[ups] == before[ups] + 1).all())
-            assert bool((env.levels[downs] == before[downs] - 1).all())
-        moved += int(changed.sum())
+            assert bool((env.queued_levels[ups] == before[ups] + 1).all())
+            assert bool((env.queued_levels[downs] == before[downs] - 1).all())
+            moved += int((ups | downs).sum())
+        else:
+            moved += int((env.levels != before).sum())
         check_maps()
     assert moved > 0
     assert 0 <= env.mean_level <= 3
+
+
+def test_a_level_chosen_at_a_reset_keeps_the_prepared_starts_of_the_physical_model():
+    """The new level is the map range only after the reset that chose it, so the next start
+    the physical model prepared for a row holds: a prepare call serves the resets of many rows,
+    not one call per reset (the reason the new level comes an episode late)."""
+    cfg = make_config("traverse")
+    fam = replace(cfg.terrain.family, size=(12.0, 12.0), resolution=(0.2, 0.2), num_levels=8)
+    cfg = replace(cfg, dynamics="rigid_body", ground="rigid_contact",
+                  terrain=LevelsConfig(family=fam, families=("slopes",), worlds=1),
+                  task=replace(cfg.task, goal_distance=(3.0, 4.0)))
+    env = TerrainCurriculum(OffroadVectorEnv(num_envs=8, config=cfg, max_episode_steps=8),
+                            init_max_level=7)
+    env.reset(seed=0)
+    env.unwrapped.set_episode_steps(torch.arange(8))  # the rows end one step apart
+    ahead = env.unwrapped.sim.next_starts
+    assert ahead is not None
+    levels0 = env.levels.clone()
+    for _ in range(40):  # five time limits a row, each with no progress: down a level
+        env.step(torch.zeros(8, 2))
+    assert ahead.rows_taken == 35 and bool((env.levels < levels0).any())
+    # one call a lap of the 8 rows; with the level set at the reset itself 20 calls (a row
+    # whose range moved is prepared again at its reset)
+    assert ahead.calls <= 6, ahead.calls
 
 
 def test_a_curriculum_needs_level_maps():
