@@ -297,4 +297,9 @@ def summary_json(summary: dict) -> dict:
         out["note"] = ("no finished episodes yet (with spread_starts, each environment's first, "
                        "shortened episode is left out): train longer for a return and success "
                        "rate")
+    elif "mean_level" in summary:
+        out["mean_level"] = summary["mean_level"]
+        out["note"] = ("trained with the terrain curriculum: the window's rates are over the "
+                       "curriculum's levels (mean_level), not the task's own mix; "
+                       "train.evaluate or train.bench measures the policy on that")
     return out

@@ -12,6 +12,7 @@ import torch
 from offroad_env import make_config
 from train import envconfig, ppo
 from train import evaluate as ev
+from train.logs import summary_json
 
 
 def _smoke_cfg(out, **kw):
@@ -337,11 +338,14 @@ def test_training_success_agrees_with_an_evaluation_of_the_same_policy(tmp_path)
 
 def test_training_with_the_terrain_curriculum_logs_the_mean_level(tmp_path):
     out = tmp_path / "cur"
-    ppo.train(_smoke_cfg(out, env_id="offroad_env/OffroadTraverse-v0", curriculum=True,
-                         curriculum_init_level=2))
+    s = ppo.train(_smoke_cfg(out, env_id="offroad_env/OffroadTraverse-v0", curriculum=True,
+                             curriculum_init_level=2))
     rows = list(csv.DictReader(open(out / "progress.csv")))
     levels = [float(r["mean_level"]) for r in rows]
     assert len(levels) == 3 and all(0.0 <= v <= 2.0 for v in levels)
+    # the summary says its rates are the curriculum's levels', not the task's mix
+    js = summary_json({**s, "window_episodes": 5})
+    assert js["mean_level"] == levels[-1] and "curriculum" in js["note"]
     with pytest.raises(ValueError, match="LevelsConfig"):
         ppo.train(_smoke_cfg(tmp_path / "nav", curriculum=True))
 
