@@ -73,7 +73,8 @@ def add_env_arguments(parser) -> None:
                    help="a generator option, e.g. amplitude=1.5 or size=60,60 (repeatable)")
     g.add_argument("--suite", dest="env.suite", default=None, metavar="NAME|FILE",
                    help="train on an OffroadBench suite's tasks (its vehicle, models, families "
-                        "and levels, time limit), on other worlds than its test maps")
+                        "and levels, time limit), on other worlds than its test maps; the run "
+                        "starts from --preset suite unless another preset is named")
 
 
 def env_spec_from_args(args: dict) -> dict:

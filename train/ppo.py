@@ -119,7 +119,13 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs, allow_modules=(
     env_kwargs["compile"] = env_kwargs.get("compile", False) or cfg.compile_env
     limit = cfg.max_episode_steps or env_kwargs.pop("max_episode_steps", None)  # a suite's
     env = make_vec_env(cfg.env_id, cfg.num_envs, device, limit, **env_kwargs)
-    curriculum = TerrainCurriculum(env, cfg.curriculum_init_level) if cfg.curriculum else None
+    curriculum = None
+    if cfg.curriculum:
+        try:
+            curriculum = TerrainCurriculum(env, cfg.curriculum_init_level)
+        except ValueError as exc:  # name the option the value came from
+            raise ValueError(f"--curriculum-init-level {cfg.curriculum_init_level}: {exc}"
+                             if "init_max_level" in str(exc) else str(exc)) from None
     env = env if curriculum is None else curriculum
     own = terms_to_plain(env.unwrapped.config)  # recorded by import path (ValueError if none)
     if own:
@@ -251,7 +257,8 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs, allow_modules=(
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m train.ppo", description=__doc__.split("\n")[0])
     p.add_argument("--preset", choices=sorted(PRESETS), default=None,
-                   help="named settings under the flags given: " + "; ".join(
+                   help="named settings under the flags given (a --suite run: 'suite' unless "
+                        "another is named): " + "; ".join(
                        f"{k}: " + ", ".join(f"{f}={v}" for f, v in s.items())
                        for k, s in PRESETS.items()))
     for f in dataclasses.fields(PPOConfig):
@@ -286,7 +293,10 @@ def build_parser() -> argparse.ArgumentParser:
 def parse_args(argv=None) -> dict:
     """The command line's options by name (``--preset``'s values under the flags given)."""
     parser = build_parser()
-    preset = parser.parse_known_args(argv)[0].preset
+    known = vars(parser.parse_known_args(argv)[0])
+    preset = known["preset"]
+    if preset is None and known.get("env.suite") is not None:
+        preset = "suite"  # a suite run's defaults (PRESETS)
     if preset is not None:  # the preset's values become defaults: flags given still win
         parser.set_defaults(**{k: list(v) if isinstance(v, tuple) else v
                                for k, v in PRESETS[preset].items()})
