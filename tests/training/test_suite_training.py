@@ -65,10 +65,10 @@ def test_a_run_trained_on_a_suite_is_benched_and_evaluated_on_it(tmp_path, capsy
     out = tmp_path / "run"
     assert ppo.main(["--suite", path, "--out", str(out), "--num-envs", "8", "--num-steps", "8",
                      "--total-steps", "64", "--num-minibatches", "2", "--hidden", "8",
-                     "--no-compile-env", "--curriculum-init-level", "1", "--no-progress",
-                     "--no-tensorboard"]) == 0
+                     "--no-compile-env", "--curriculum", "--curriculum-init-level", "1",
+                     "--no-progress", "--no-tensorboard"]) == 0
     plain = json.loads((out / "config.json").read_text())
-    # the suite preset under the flags given: its curriculum and window, the flags' sizes
+    # the suite preset under the flags given: its window, the flags' sizes and curriculum
     assert plain["curriculum"] and plain["stats_window"] == 2000 and plain["num_envs"] == 8
     assert not plain["compile_env"] and plain["curriculum_init_level"] == 1
     assert plain["env_id"] == "offroad_env/OffroadTraverse-v0"  # a suite's id
@@ -96,13 +96,12 @@ def test_a_suite_run_starts_from_the_suite_preset_under_the_flags_given(tmp_path
     plain = ppo.parse_args([])
     assert plain["num_envs"] == 1024 and not plain["curriculum"] and not plain["compile_env"]
     args = ppo.parse_args(["--suite", "offroad-bench-v1"])
-    assert {k: args[k] for k in PRESETS["suite"]} == {
-        k: list(v) if isinstance(v, tuple) else v for k, v in PRESETS["suite"].items()}
-    assert args["curriculum"] and args["curriculum_init_level"] == 5 and args["compile_env"]
-    flags = ppo.parse_args(["--suite", "offroad-bench-v1", "--no-curriculum", "--num-envs", "64"])
-    assert not flags["curriculum"] and flags["num_envs"] == 64 and flags["compile_env"]
+    assert {k: args[k] for k in PRESETS["suite"]} == PRESETS["suite"]
+    assert args["num_envs"] == 4096 and args["compile_env"] and not args["curriculum"]
+    flags = ppo.parse_args(["--suite", "offroad-bench-v1", "--curriculum", "--num-envs", "64"])
+    assert flags["curriculum"] and flags["num_envs"] == 64 and flags["compile_env"]
     named = ppo.parse_args(["--suite", "offroad-bench-v1", "--preset", "classic"])
-    assert named["num_envs"] == 256 and not named["curriculum"]
+    assert named["num_envs"] == 256 and not named["compile_env"]
     with pytest.raises(ValueError, match="--curriculum-init-level 5"):  # 2 levels: 0 and 1
         ppo.train(PPOConfig(env={"suite": _write(TINY, tmp_path / "t.json")}, num_envs=4,
                             num_steps=4, total_steps=16, num_minibatches=2, curriculum=True,
