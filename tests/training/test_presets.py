@@ -20,7 +20,8 @@ def test_a_preset_sets_its_values_and_flags_given_win():
     cfg = PPOConfig.preset("fast", total_steps=1000)
     assert cfg.num_envs == PRESETS["fast"]["num_envs"] and cfg.total_steps == 1000
     assert cfg.batch_size % cfg.num_minibatches == 0
-    with pytest.raises(ValueError, match=r"unknown preset 'turbo'; known: \['classic', 'fast'\]"):
+    with pytest.raises(ValueError,
+                       match=r"unknown preset 'turbo'; known: \['classic', 'fast', 'suite'\]"):
         PPOConfig.preset("turbo")
     with pytest.raises(SystemExit):
         parse_args(["--preset", "turbo"])
