@@ -19,7 +19,7 @@ odd and its even episodes), each moved by its own outcomes. Why: the physical mo
 each sub-env's next start ahead of its reset, in batches (:mod:`offroad_env.next_starts`), and a
 prepared start holds only while the sub-env's map range is the one it was prepared on; a level
 chosen at the reset itself would void almost every prepared start and make each reset a solver
-call of its own (v1's training env ran at 9-14 k env-steps/s instead of 38 k that way).
+call of its own (a v1 training run fell from 38 k to 4-9 k env-steps/s that way).
 
 Initial levels are drawn uniformly in ``[0, init_max_level]`` from each sub-env's own stream
 (salted, so spawns stay the unwrapped env's); both chains start there. ``levels`` are the levels
