@@ -9,7 +9,9 @@ import math
 import torch
 from torch import nn
 
-__all__ = ["Agent", "ACTION_MAPS"]
+from .policies import steer_at_goal
+
+__all__ = ["Agent", "ACTION_MAPS", "RESIDUAL_GAIN", "goal_column"]
 
 #: how the actor's actions become the env's: ``"direct"`` (the same, clipped to [-1, 1]) or
 #: ``"twist"`` for a skid-steered vehicle, whose env action is the wheel speeds ``(left,
@@ -21,8 +23,26 @@ __all__ = ["Agent", "ACTION_MAPS"]
 #: output. With wheel speeds as outputs it never learned to steer (16 M steps: straight ahead
 #: or back); with an unbounded speed mean (about 3.5) it never learned to slow down, and
 #: circled its goal (60 % of episodes ended stuck after 9.6 M steps). A bounded mean keeps
-#: half the samples under full speed, so the signal stays.
-ACTION_MAPS = ("direct", "twist")
+#: half the samples under full speed, so the signal stays. ``"residual"`` (skid steering, a
+#: ``goal`` observation term): the actor outputs a correction ``(dv, dw)`` to the straight-line
+#: controller's speed and turn (``train.policies.steer_at_goal``, read from the raw
+#: observation's goal), with means bounded by ``2 tanh`` (any twist in reach), and the env gets
+#: the wheel speeds of the sum, each part clipped to [-1, 1]. A fresh agent (means near 0)
+#: drives the straight line, so learning starts from its 80 % on OffroadBench v2 instead of
+#: from standing still (residual policy learning: Silver et al. 2018, Johannink et al. 2019).
+ACTION_MAPS = ("direct", "twist", "residual")
+#: the straight-line controller's turn gain under the ``"residual"`` map (the heuristic's)
+RESIDUAL_GAIN = 2.0
+
+
+def goal_column(layout) -> int:
+    """The first column of the ``goal`` term in an observation layout ``[[term, start, stop],
+    ...]``; ValueError if it has none (the ``"residual"`` map steers at the goal)."""
+    for name, start, _ in layout:
+        if name == "goal":
+            return int(start)
+    raise ValueError(f"the 'residual' action map needs the 'goal' observation term; the "
+                     f"layout has {[t[0] for t in layout]}")
 
 
 def _layer(n_in: int, n_out: int, gain: float = math.sqrt(2)) -> nn.Linear:
@@ -49,12 +69,17 @@ class Agent(nn.Module):
     """
 
     def __init__(self, obs_dim: int, act_dim: int, hidden=(128, 128), init_log_std=-0.5,
-                 action_map: str = "direct"):
+                 action_map: str = "direct", goal_col: int | None = None):
         super().__init__()
-        if action_map not in ACTION_MAPS or (action_map == "twist" and act_dim != 2):
-            raise ValueError(f"action_map must be one of {ACTION_MAPS} ('twist' for 2 actions), "
-                             f"got {action_map!r} with {act_dim} actions")
+        if action_map not in ACTION_MAPS or (action_map != "direct" and act_dim != 2):
+            raise ValueError(f"action_map must be one of {ACTION_MAPS} ('twist' and 'residual' "
+                             f"for 2 actions), got {action_map!r} with {act_dim} actions")
+        if action_map == "residual" and (goal_col is None or not 0 <= goal_col <= obs_dim - 2):
+            raise ValueError(f"the 'residual' action map needs goal_col, the goal's first "
+                             f"observation column in [0, {obs_dim - 2}], got {goal_col!r}")
         self.action_map = action_map
+        #: the raw observation's goal (x, y) columns start here (the "residual" map's input)
+        self.goal_col = goal_col if action_map == "residual" else None
         self.critic = _mlp(obs_dim, tuple(hidden), 1, 1.0)
         self.actor_mean = _mlp(obs_dim, tuple(hidden), act_dim, 0.01)
         self.actor_log_std = nn.Parameter(torch.full((act_dim,), float(init_log_std)))
@@ -94,6 +119,8 @@ class Agent(nn.Module):
         mean = self.actor_mean(obs if normalized else self.normalize(obs))
         if self.action_map == "twist":
             mean = torch.tanh(mean)  # bounded (ACTION_MAPS)
+        elif self.action_map == "residual":
+            mean = 2.0 * torch.tanh(mean)
         return mean
 
     def distribution(self, obs: torch.Tensor, normalized: bool = False,
@@ -104,11 +131,21 @@ class Agent(nn.Module):
             mean = self.mean(obs, normalized)
         return torch.distributions.Normal(mean, self.actor_log_std.exp().expand_as(mean))
 
-    def to_env(self, a: torch.Tensor) -> torch.Tensor:
+    def to_env(self, a: torch.Tensor, obs: torch.Tensor | None = None) -> torch.Tensor:
         """The env's actions ``(B, act_dim)`` in [-1, 1] of the actor's ``a`` (its samples or
-        means, :data:`ACTION_MAPS`)."""
-        a = a.clamp(-1.0, 1.0)
-        if self.action_map == "twist":
+        means, :data:`ACTION_MAPS`); the ``"residual"`` map also needs the raw observations
+        ``obs`` ``(B, obs_dim)`` the actions answer."""
+        if self.action_map == "residual":
+            if obs is None:
+                raise ValueError("the 'residual' action map needs the observations: "
+                                 "to_env(a, obs)")
+            g = self.goal_col
+            v0, w0, _ = steer_at_goal(obs[:, g:g + 2], RESIDUAL_GAIN)
+            a = torch.stack(((v0 + a[:, 0]).clamp(-1.0, 1.0),
+                             (w0 + a[:, 1]).clamp(-1.0, 1.0)), -1)
+        else:
+            a = a.clamp(-1.0, 1.0)
+        if self.action_map != "direct":
             v, w = a.unbind(-1)
             a = torch.stack((v - w, v + w), -1).clamp(-1.0, 1.0)
         return a
@@ -120,8 +157,8 @@ class Agent(nn.Module):
         sample (from ``generator`` when given, else torch's global one)."""
         d = self.distribution(obs)
         if deterministic:
-            return self.to_env(d.mean)
+            return self.to_env(d.mean, obs)
         if generator is None:
-            return self.to_env(d.sample())
+            return self.to_env(d.sample(), obs)
         noise = torch.randn(d.mean.shape, generator=generator, device=d.mean.device)
-        return self.to_env(d.mean + d.stddev * noise)
+        return self.to_env(d.mean + d.stddev * noise, obs)

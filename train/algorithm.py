@@ -159,7 +159,7 @@ def rollout(agent: Agent, env, obs: torch.Tensor, buf: RolloutBuffer, run: Runni
             d = agent.distribution(None, mean=mean)
             raw = d.sample()
             logp = d.log_prob(raw).sum(-1)
-        next_obs, reward, terminated, truncated, info = env.step(agent.to_env(raw))
+        next_obs, reward, terminated, truncated, info = env.step(agent.to_env(raw, obs))
         run.ret += reward
         run.length += 1
         done = terminated | truncated

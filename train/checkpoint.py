@@ -10,7 +10,7 @@ from pathlib import Path
 
 import torch
 
-from .agent import Agent
+from .agent import Agent, goal_column
 
 __all__ = ["CHECKPOINT_FORMAT", "CheckpointError", "obs_layout", "save_checkpoint",
            "load_checkpoint", "config_to_plain", "sim_config_plain"]
@@ -84,8 +84,13 @@ def load_checkpoint(path, env=None, device="cpu") -> tuple[Agent, dict]:
                 f"{path} was trained on observation layout {state['obs_layout']} "
                 f"({state['config']['env_id']}); this env has {layout}")
     cfg = state["config"]
-    agent = Agent(state["obs_dim"], state["act_dim"], tuple(cfg["hidden"]),
-                  cfg["init_log_std"], cfg.get("action_map", "direct")).to(device)
+    action_map = cfg.get("action_map", "direct")
+    try:
+        goal_col = goal_column(state["obs_layout"]) if action_map == "residual" else None
+        agent = Agent(state["obs_dim"], state["act_dim"], tuple(cfg["hidden"]),
+                      cfg["init_log_std"], action_map, goal_col).to(device)
+    except ValueError as exc:
+        raise CheckpointError(f"{path}: {exc}") from None
     try:
         agent.load_state_dict(state["model"])
     except RuntimeError as exc:

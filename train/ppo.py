@@ -37,7 +37,7 @@ from offroad_env.devices import configure_threads
 from offroad_env.terms import terms_to_plain
 from wrappers import TerrainCurriculum
 
-from .agent import Agent
+from .agent import Agent, goal_column
 from .algorithm import (Passes, RolloutBuffer, RunningEpisodes,  # noqa: F401
                         bootstrap_truncated, compute_gae, rollout, update)
 from .checkpoint import (CHECKPOINT_FORMAT, CheckpointError, config_to_plain, load_checkpoint,
@@ -144,7 +144,9 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs, allow_modules=(
             optimizer.load_state_dict(state["optimizer"])
         start_iteration, global_step = state["iteration"], state["global_step"]
     else:
-        agent = Agent(obs_dim, act_dim, cfg.hidden, cfg.init_log_std, cfg.action_map).to(device)
+        goal_col = goal_column(layout) if cfg.action_map == "residual" else None
+        agent = Agent(obs_dim, act_dim, cfg.hidden, cfg.init_log_std, cfg.action_map,
+                      goal_col).to(device)
         optimizer = make_optimizer(agent, cfg)
     ddp.barrier()  # every rank has checked the folder before rank 0 writes into it
     log = None

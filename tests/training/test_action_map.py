@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from train import ppo
-from train.agent import Agent
+from train.agent import RESIDUAL_GAIN, Agent, goal_column
 from train.checkpoint import load_checkpoint
-from train.policies import drive
+from train.policies import drive, steer_at_goal
 
 
 def test_twist_is_the_baselines_drive_and_direct_is_a_clip():
@@ -59,3 +59,44 @@ def test_a_checkpoint_from_before_the_map_loads_as_direct(tmp_path):
     torch.save(state, tmp_path / "old.pt")
     agent, _ = load_checkpoint(tmp_path / "old.pt")
     assert agent.action_map == "direct"
+
+
+def test_residual_starts_as_the_straight_line_and_adds_its_correction():
+    """A fresh residual agent's mean actions are the heuristic's wheel speeds (its correction is
+    near 0); a correction is added to the heuristic's speed and turn before the wheel map."""
+    g = torch.Generator().manual_seed(1)
+    obs = torch.randn(300, 6, generator=g) * 4  # the goal (x, y) in columns 2, 3
+    agent = Agent(6, 2, (8,), action_map="residual", goal_col=2)
+    v0, w0, _ = steer_at_goal(obs[:, 2:4], RESIDUAL_GAIN)
+    straight = drive(v0, w0, skid=True)
+    torch.testing.assert_close(agent.to_env(torch.zeros(300, 2), obs), straight, atol=0, rtol=0)
+    # the output layer's gain 0.01 keeps a fresh mean within a few hundredths of the heuristic
+    assert (agent.act(obs, deterministic=True) - straight).abs().max() < 0.1
+    a = torch.randn(300, 2, generator=g)
+    expected = drive((v0 + a[:, 0]).clamp(-1, 1), (w0 + a[:, 1]).clamp(-1, 1), skid=True)
+    torch.testing.assert_close(agent.to_env(a, obs), expected, atol=0, rtol=0)
+    # the means are bounded by 2 tanh: any twist stays in reach, and no further
+    with torch.no_grad():
+        agent.actor_mean[-1].bias.fill_(50.0)
+    with torch.no_grad():
+        assert float(agent.distribution(obs).mean.max()) == pytest.approx(2.0)
+    with pytest.raises(ValueError, match="needs the observations"):
+        agent.to_env(a)
+    with pytest.raises(ValueError, match="goal_col"):
+        Agent(6, 2, (8,), action_map="residual")
+    with pytest.raises(ValueError, match="'goal' observation term"):
+        goal_column([["heading", 0, 2], ["height_scan", 2, 27]])
+
+
+def test_a_residual_run_records_its_map_and_its_checkpoint_drives_the_same(tmp_path):
+    """A skid-steer run with ``action_map="residual"``: the checkpoint reloads as a residual
+    agent on the layout's goal column and gives the trained agent's actions."""
+    cfg = ppo.PPOConfig(num_envs=8, num_steps=8, total_steps=64, num_minibatches=2, hidden=(8,),
+                        out=str(tmp_path), progress=False, tensorboard=False,
+                        action_map="residual", env={"sim": {"dynamics": "skid_steer"}})
+    ppo.train(cfg)
+    agent, state = load_checkpoint(tmp_path / "checkpoint.pt")
+    assert agent.action_map == "residual" == state["config"]["action_map"]
+    assert agent.goal_col == goal_column(state["obs_layout"])
+    obs = torch.randn(5, state["obs_dim"], generator=torch.Generator().manual_seed(2))
+    assert agent.act(obs, deterministic=True).shape == (5, 2)
