@@ -130,6 +130,10 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs, allow_modules=(
     own = terms_to_plain(env.unwrapped.config)  # recorded by import path (ValueError if none)
     if own:
         cfg = dataclasses.replace(cfg, env={**(cfg.env or {}), "terms": own})
+    if cfg.action_map == "residual" and not skid_steered(env.unwrapped.config):
+        raise ValueError(f"--action-map residual drives wheel speeds: it needs a skid-steered "
+                         f"vehicle (dynamics skid_steer, or rigid_body with skid steering), "
+                         f"got dynamics {env.unwrapped.config.dynamics!r}")
     if cfg.action_map == "auto":  # the run records the map it took
         cfg = dataclasses.replace(cfg, action_map="twist" if skid_steered(
             env.unwrapped.config) else "direct")

@@ -85,7 +85,9 @@ class PPOConfig:
         action_map: how the actor's actions become the env's (:data:`train.agent.ACTION_MAPS`):
             ``"auto"`` (default) takes ``"twist"`` (speed and turn) for a skid-steered vehicle
             (``dynamics`` ``skid_steer``, or ``rigid_body`` with skid steering) and ``"direct"``
-            otherwise; the run records the one it took.
+            otherwise; the run records the one it took. ``"residual"`` (skid steering, a
+            ``goal`` observation term): the actor corrects the straight-line controller's speed
+            and turn, so a fresh agent drives the straight line.
     """
 
     env_id: str = "offroad_env/OffroadNav-v0"

@@ -100,3 +100,12 @@ def test_a_residual_run_records_its_map_and_its_checkpoint_drives_the_same(tmp_p
     assert agent.goal_col == goal_column(state["obs_layout"])
     obs = torch.randn(5, state["obs_dim"], generator=torch.Generator().manual_seed(2))
     assert agent.act(obs, deterministic=True).shape == (5, 2)
+
+
+def test_residual_is_refused_for_a_vehicle_without_wheel_speeds(tmp_path):
+    cfg = ppo.PPOConfig(num_envs=8, num_steps=8, total_steps=64, num_minibatches=2, hidden=(8,),
+                        out=str(tmp_path / "run"), progress=False, tensorboard=False,
+                        action_map="residual", env={"sim": {"dynamics": "unicycle"}})
+    with pytest.raises(ValueError, match="residual drives wheel speeds.*'unicycle'"):
+        ppo.train(cfg)
+    assert not (tmp_path / "run").exists()
