@@ -124,7 +124,8 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs, allow_modules=(
         try:
             curriculum = TerrainCurriculum(env, cfg.curriculum_init_level)
         except ValueError as exc:  # name the option the value came from
-            raise ValueError(f"--curriculum-init-level {cfg.curriculum_init_level}: {exc}"
+            raise ValueError(f"--curriculum-init-level {cfg.curriculum_init_level}: {exc} "
+                             f"(pass a lower --curriculum-init-level, or --no-curriculum)"
                              if "init_max_level" in str(exc) else str(exc)) from None
     env = env if curriculum is None else curriculum
     own = terms_to_plain(env.unwrapped.config)  # recorded by import path (ValueError if none)
@@ -133,7 +134,8 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs, allow_modules=(
     if cfg.action_map == "residual" and not skid_steered(env.unwrapped.config):
         raise ValueError(f"--action-map residual drives wheel speeds: it needs a skid-steered "
                          f"vehicle (dynamics skid_steer, or rigid_body with skid steering), "
-                         f"got dynamics {env.unwrapped.config.dynamics!r}")
+                         f"got dynamics {env.unwrapped.config.dynamics!r} (pass --action-map "
+                         f"auto)")
     if cfg.action_map == "auto":  # the run records the map it took
         cfg = dataclasses.replace(cfg, action_map="twist" if skid_steered(
             env.unwrapped.config) else "direct")

@@ -18,16 +18,18 @@ __all__ = ["PPOConfig", "PRESETS"]
 #: env-steps/s at N = 4096 (16-step rollouts, two epochs of two large minibatches, 64 x 64),
 #: learning worse per env-step and per wall second on the tasks measured; ``suite``, what a
 #: ``--suite`` run starts from unless a preset is named (4096 envs, the env compiled, 60 M
-#: steps, a 2000-episode window: the 28-minute command of BENCHMARKS.md "Learning"; the terrain
-#: curriculum stays off: on two seeds it won one and lost one, 86.2 / 75.6 % on OffroadBench v2
-#: against 83.4 / 77.9 % without it). The defaults themselves (1024 envs x 16 steps, 64 x 64)
-#: keep the classic batch and update (16 k samples, 4 epochs x 4 minibatches)
+#: steps, a 2000-episode window, the ``residual`` action map and the terrain curriculum from
+#: levels 0-5: the 28-minute command of BENCHMARKS.md "Learning", 84.5 / 84.1 % on OffroadBench
+#: v2 on seeds 1 / 2, against 83.4 / 77.9 % for the same run with the ``twist`` map and no
+#: curriculum). The defaults themselves (1024 envs x 16 steps, 64 x 64) keep the classic batch
+#: and update (16 k samples, 4 epochs x 4 minibatches)
 PRESETS = {
     "classic": dict(num_envs=256, num_steps=64, update_epochs=4, num_minibatches=4,
                     hidden=(128, 128)),
     "fast": dict(num_envs=4096, num_steps=16, update_epochs=2, num_minibatches=2,
                  hidden=(64, 64)),
-    "suite": dict(num_envs=4096, compile_env=True, total_steps=60_000_000, stats_window=2000),
+    "suite": dict(num_envs=4096, compile_env=True, total_steps=60_000_000, stats_window=2000,
+                  action_map="residual", curriculum=True, curriculum_init_level=5),
 }
 
 

@@ -106,6 +106,6 @@ def test_residual_is_refused_for_a_vehicle_without_wheel_speeds(tmp_path):
     cfg = ppo.PPOConfig(num_envs=8, num_steps=8, total_steps=64, num_minibatches=2, hidden=(8,),
                         out=str(tmp_path / "run"), progress=False, tensorboard=False,
                         action_map="residual", env={"sim": {"dynamics": "unicycle"}})
-    with pytest.raises(ValueError, match="residual drives wheel speeds.*'unicycle'"):
+    with pytest.raises(ValueError, match="residual drives wheel speeds.*'unicycle'.*auto"):
         ppo.train(cfg)
     assert not (tmp_path / "run").exists()

@@ -97,12 +97,16 @@ def test_a_suite_run_starts_from_the_suite_preset_under_the_flags_given(tmp_path
     assert plain["num_envs"] == 1024 and not plain["curriculum"] and not plain["compile_env"]
     args = ppo.parse_args(["--suite", "offroad-bench-v1"])
     assert {k: args[k] for k in PRESETS["suite"]} == PRESETS["suite"]
-    assert args["num_envs"] == 4096 and args["compile_env"] and not args["curriculum"]
-    flags = ppo.parse_args(["--suite", "offroad-bench-v1", "--curriculum", "--num-envs", "64"])
-    assert flags["curriculum"] and flags["num_envs"] == 64 and flags["compile_env"]
+    assert args["num_envs"] == 4096 and args["compile_env"] and args["curriculum"]
+    assert args["action_map"] == "residual" and args["curriculum_init_level"] == 5
+    flags = ppo.parse_args(["--suite", "offroad-bench-v1", "--no-curriculum", "--num-envs", "64",
+                            "--action-map", "twist"])
+    assert not flags["curriculum"] and flags["num_envs"] == 64 and flags["compile_env"]
+    assert flags["action_map"] == "twist"
     named = ppo.parse_args(["--suite", "offroad-bench-v1", "--preset", "classic"])
-    assert named["num_envs"] == 256 and not named["compile_env"]
-    with pytest.raises(ValueError, match="--curriculum-init-level 5"):  # 2 levels: 0 and 1
+    assert named["num_envs"] == 256 and not named["compile_env"] and not named["curriculum"]
+    assert named["action_map"] == "auto"
+    with pytest.raises(ValueError, match="--curriculum-init-level 5.*--no-curriculum"):  # 2 levels
         ppo.train(PPOConfig(env={"suite": _write(TINY, tmp_path / "t.json")}, num_envs=4,
                             num_steps=4, total_steps=16, num_minibatches=2, curriculum=True,
                             curriculum_init_level=5, progress=False, tensorboard=False,
