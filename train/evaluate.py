@@ -42,7 +42,7 @@ from .outcomes import Outcomes
 from .policies import (PLANNERS, baseline, heuristic_policy, is_policy_name,  # noqa: F401
                        random_policy)
 
-__all__ = ["evaluate", "heuristic_policy", "random_policy", "main"]
+__all__ = ["evaluate", "run_episodes", "heuristic_policy", "random_policy", "main"]
 
 POLICIES = ("checkpoint", "random", "heuristic")
 VIDEO = "video-episode-0.mp4"  # the name gymnasium.utils.save_video gives episode 0
@@ -69,29 +69,10 @@ def evaluate(policy, env_id: str, episodes: int = 256, seed: int = 10_000,
     if isinstance(policy, str):
         policy = baseline(policy, env, seed)
     base = env.unwrapped
-    limit = base.max_episode_steps or 10_000
-    obs, _ = env.reset(seed=seed)
     M = episodes
-    out = Outcomes(M)
-    shots = [env.render()[0]] if frames else []
-    bar = Progress(limit, enabled=progress, desc="evaluate", unit="step")
-    with torch.inference_mode():
-        for _ in range(limit):
-            bar.update(1)
-            obs, r, term, trunc, info = env.step(policy(obs))
-            view = base.state_view()
-            live = out.add(r, view.roll, view.pitch, term | trunc, info["end_reason"])
-            if hasattr(policy, "active"):  # a planner plans only the episodes still counted
-                policy.active = out.active
-            if frames and bool(live[0]):
-                shots.append(env.render()[0])
-            if not bool(out.active.any()):
-                break
-            bar.set_postfix(running=int(out.active.sum()))
-    bar.close()
+    out, shots = run_episodes(env, policy, seed, frames, progress)
     dt, labels = base.config.dt, base.end_labels  # the config's own terminations too
     env.close()
-    out.finish()  # episodes that ran out of steps
     reason, length, ret = out.reason, out.length, out.ret
     success = reason == EndReason.GOAL_REACHED
     n = float(M)
@@ -115,6 +96,35 @@ def evaluate(policy, env_id: str, episodes: int = 256, seed: int = 10_000,
     if frames:
         res["frames"] = shots
     return res
+
+
+def run_episodes(env, policy, seed: int, frames: bool = False,
+                 progress: bool = False) -> tuple[Outcomes, list]:
+    """Reset the vector env ``env`` (M sub-envs) with ``seed`` and run ``policy`` until each
+    sub-env's first episode ends (or the env's time limit, else 10 000 steps, passes); returns
+    its :class:`Outcomes` (finished) and, with ``frames``, episode 0's rgb_array frames."""
+    base = env.unwrapped
+    limit = base.max_episode_steps or 10_000
+    obs, _ = env.reset(seed=seed)
+    out = Outcomes(env.num_envs)
+    shots = [env.render()[0]] if frames else []
+    bar = Progress(limit, enabled=progress, desc="evaluate", unit="step")
+    with torch.inference_mode():
+        for _ in range(limit):
+            bar.update(1)
+            obs, r, term, trunc, info = env.step(policy(obs))
+            view = base.state_view()
+            live = out.add(r, view.roll, view.pitch, term | trunc, info["end_reason"])
+            if hasattr(policy, "active"):  # a planner plans only the episodes still counted
+                policy.active = out.active
+            if frames and bool(live[0]):
+                shots.append(env.render()[0])
+            if not bool(out.active.any()):
+                break
+            bar.set_postfix(running=int(out.active.sum()))
+    bar.close()
+    out.finish()  # episodes that ran out of steps
+    return out, shots
 
 
 def frame_strip(frames: list, count: int = 8) -> np.ndarray:

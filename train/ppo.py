@@ -49,6 +49,7 @@ from .logs import (EpisodeWindow, Progress, RunLog, compile_notice, iteration_li
                    notice_missing_extras, plot_learning_curve, summary_json)
 from .policies import skid_steered
 from .ppo_config import PRESETS, PPOConfig
+from .validation import Validation
 
 __all__ = ["PPOConfig", "PRESETS", "make_optimizer", "parse_args", "Agent", "check_env_id",
            "make_vec_env", "train", "load_checkpoint", "CHECKPOINT_FORMAT", "save_checkpoint",
@@ -166,6 +167,9 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs, allow_modules=(
         (out / "config.json").write_text(json.dumps(plain, indent=2) + "\n")
         log = RunLog(out, append=resume is not None, tensorboard=tensorboard)
 
+    validation = None
+    if cfg.validate_every and ddp.main:  # held-out worlds of the training env, eager
+        validation = Validation(cfg.env_id, env_kwargs, cfg.validate_episodes, limit, device)
     N, T = cfg.num_envs, cfg.num_steps
     buf = RolloutBuffer.zeros(T, N, obs_dim, act_dim, device)
     passes = Passes.make(cfg.compile_policy)
@@ -192,7 +196,7 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs, allow_modules=(
     if notice:
         bar.write(notice)
     t_start = time.perf_counter()
-    summary = {}
+    summary, summary_best = {}, {}
     iteration = start_iteration
     for iteration in range(start_iteration, n_iter):
         if cfg.anneal_lr:
@@ -223,6 +227,19 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs, allow_modules=(
         }
         if curriculum is not None:
             row["mean_level"] = ddp.mean(curriculum.mean_level)
+        last = iteration + 1 == n_iter or ddp.any(bool(cfg.time_limit_s)
+                                                   and elapsed > cfg.time_limit_s)
+        if cfg.validate_every:  # the columns in every row, filled where it validates
+            score = {"val_success_rate": None, "val_return_mean": None}
+            if validation is not None and ((iteration + 1) % cfg.validate_every == 0 or last):
+                score = validation(agent)
+                if validation.improved(score):
+                    save_checkpoint(out / "best.pt", agent, optimizer, cfg, layout,
+                                    iteration + 1, global_step)
+                    summary_best = {"best_checkpoint": str(out / "best.pt"),
+                                    "best_iteration": iteration + 1,
+                                    **{f"best_{k}": v for k, v in score.items()}}
+            row.update(score)
         for n, v in zip(term_names, (term_sums / T).tolist()):
             row[f"reward/{n}"] = v
         row.update({k: v / max(n_updates, 1) for k, v in stats.items()})
@@ -245,11 +262,13 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs, allow_modules=(
                                 cfg, layout, iteration + 1, global_step)
             save_checkpoint(ckpt_path, agent, optimizer, cfg, layout, iteration + 1,
                             global_step)
-        if ddp.any(bool(cfg.time_limit_s) and elapsed > cfg.time_limit_s):
+        if last:
             break
     ddp.check_same(list(agent.parameters()) + list(agent.buffers()))
     bar.close()
     env.close()
+    if validation is not None:
+        validation.close()
     if log is not None:
         log.close()
         try:
@@ -258,6 +277,7 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs, allow_modules=(
             pass
     summary = dict(summary)
     summary["checkpoint"] = str(ckpt_path)
+    summary.update(summary_best)  # the best validated checkpoint, with its score
     return summary
 
 

@@ -90,6 +90,12 @@ class PPOConfig:
             otherwise; the run records the one it took. ``"residual"`` (skid steering, a
             ``goal`` observation term): the actor corrects the straight-line controller's speed
             and turn, so a fresh agent drives the straight line.
+        validate_every: every this many iterations (0: never), and after the last, score the
+            agent's mean actions on ``validate_episodes`` episodes of held-out worlds of the
+            training env (:mod:`train.validation`), log ``val_success_rate`` and
+            ``val_return_mean``, and keep the best-scoring checkpoint as ``best.pt``. The time
+            it takes counts in the run's time (``time_limit_s``).
+        validate_episodes: the validation's episodes (one vector env, eager).
     """
 
     env_id: str = "offroad_env/OffroadNav-v0"
@@ -128,6 +134,8 @@ class PPOConfig:
     curriculum_init_level: int = 0
     env: dict = field(default_factory=dict)
     action_map: str = "auto"
+    validate_every: int = 0
+    validate_episodes: int = 256
 
     def __post_init__(self):
         ints = ("num_envs", "num_steps", "total_steps", "update_epochs", "num_minibatches",
@@ -136,10 +144,13 @@ class PPOConfig:
             v = getattr(self, name)
             if int(v) != v or v < 1:
                 raise ValueError(f"{name} must be an int >= 1, got {v!r}")
-        for name in ("print_every", "threads"):
+        for name in ("print_every", "threads", "validate_every"):
             v = getattr(self, name)
             if int(v) != v or v < 0:
                 raise ValueError(f"{name} must be an int >= 0, got {v!r}")
+        if int(self.validate_episodes) != self.validate_episodes or self.validate_episodes < 1:
+            raise ValueError(f"validate_episodes must be an int >= 1, got "
+                             f"{self.validate_episodes!r}")
         if int(self.curriculum_init_level) != self.curriculum_init_level or \
                 self.curriculum_init_level < 0:
             raise ValueError(f"curriculum_init_level must be an int >= 0, got "
