@@ -19,9 +19,9 @@ __all__ = ["PPOConfig", "PRESETS"]
 #: learning worse per env-step and per wall second on the tasks measured; ``suite``, what a
 #: ``--suite`` run starts from unless a preset is named (4096 envs, the env compiled, 60 M
 #: steps, a 2000-episode window, the ``residual`` action map and the terrain curriculum from
-#: levels 0-5: the 28-minute command of BENCHMARKS.md "Learning", 84.5 / 84.1 % on OffroadBench
-#: v2 on seeds 1 / 2, against 83.4 / 77.9 % for the same run with the ``twist`` map and no
-#: curriculum). The defaults themselves (1024 envs x 16 steps, 64 x 64) keep the classic batch
+#: levels 0-5: the 28-minute command of BENCHMARKS.md "Learning", 84.5 / 84.1 / 84.6 % on
+#: OffroadBench v2 on seeds 1 / 2 / 3, against 83.4 / 77.9 % for the same run with the ``twist``
+#: map and no curriculum). The defaults themselves (1024 envs x 16 steps, 64 x 64) keep the classic batch
 #: and update (16 k samples, 4 epochs x 4 minibatches)
 PRESETS = {
     "classic": dict(num_envs=256, num_steps=64, update_epochs=4, num_minibatches=4,
