@@ -46,10 +46,14 @@ __all__ = ["evaluate", "run_episodes", "heuristic_policy", "random_policy", "mai
 
 POLICIES = ("checkpoint", "random", "heuristic")
 VIDEO = "video-episode-0.mp4"  # the name gymnasium.utils.save_video gives episode 0
+#: the maps' seed of the held-out worlds (training uses the registered ``terrain_seed``, 0)
+HELD_OUT_TERRAIN_SEED = 1000
+#: the spawn and goal seed of the evaluation episodes
+EVAL_SEED = 10_000
 
 
-def evaluate(policy, env_id: str, episodes: int = 256, seed: int = 10_000,
-             terrain_seed: int = 1000, max_episode_steps: int | None = None,
+def evaluate(policy, env_id: str, episodes: int = 256, seed: int = EVAL_SEED,
+             terrain_seed: int = HELD_OUT_TERRAIN_SEED, max_episode_steps: int | None = None,
              frames: bool = False, progress: bool = False, **env_kwargs) -> dict:
     """Run ``episodes`` episodes of ``policy`` (a function, or the string ``"random"`` or
     ``"heuristic"``) and return the statistics (see the module docstring).
@@ -179,8 +183,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also evaluate the random and heuristic policies on the same episodes")
     p.add_argument("--env-id", default=None, help="default: the checkpoint's")
     p.add_argument("--episodes", type=int, default=256)
-    p.add_argument("--seed", type=int, default=10_000, help="spawn/goal seed")
-    p.add_argument("--terrain-seed", type=int, default=1000, help="held-out maps")
+    p.add_argument("--seed", type=int, default=EVAL_SEED, help="spawn/goal seed")
+    p.add_argument("--terrain-seed", type=int, default=HELD_OUT_TERRAIN_SEED,
+                   help="held-out maps")
     p.add_argument("--max-episode-steps", type=int, default=None)
     p.add_argument("--out", default=None, help="output folder (default: next to the checkpoint)")
     p.add_argument("--video", action="store_true", help=f"also write {VIDEO} (needs moviepy)")

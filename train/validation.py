@@ -14,21 +14,20 @@ import torch
 
 from offroad_env.tasks import EndReason
 
-from .evaluate import run_episodes
+from .evaluate import EVAL_SEED, HELD_OUT_TERRAIN_SEED, run_episodes
 
 __all__ = ["Validation", "HELD_OUT_TERRAIN_SEED", "VALIDATION_SEED"]
 
-#: the maps' seed of the held-out worlds (``train.evaluate``'s default, never a training seed)
-HELD_OUT_TERRAIN_SEED = 1000
 #: the spawn and goal seed of the validation episodes (``train.evaluate``'s default)
-VALIDATION_SEED = 10_000
+VALIDATION_SEED = EVAL_SEED
 
 
 class Validation:
     """A vector env of ``episodes`` sub-envs on held-out worlds of the run's env (``env_id``,
     its ``make_vec`` keywords ``env_kwargs``, time limit ``limit`` in steps), kept for the whole
     run, and the best score so far. The env is eager: compiling it for another N would cost a
-    compile of its own."""
+    compile of its own. A resumed run starts its best afresh: its first validation replaces the
+    ``best.pt`` of the run it continues."""
 
     def __init__(self, env_id: str, env_kwargs: dict, episodes: int, limit: int | None,
                  device="cpu"):
