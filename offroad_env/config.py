@@ -61,6 +61,10 @@ class TaskConfig:
         goal_distance: range of the spawn-to-goal distance [m] (nav).
         goal_radius: the goal counts as reached within this distance [m] (nav).
         spawn_margin: spawns and goals keep this far from the map border [m].
+        start_heading_spread: where a start's heading comes from [rad]: None (the default), a
+            uniform heading on ``[-pi, pi)``, independent of the goal; a number ``s`` in
+            ``[0, pi]``, the goal's bearing from the start plus a uniform angle on ``[-s, s]``
+            (nav; 0: every start faces its goal, as OffroadBench's tasks do).
         command_speed, command_yaw_rate: ranges of the commands [m/s], [rad/s] (velocity).
         weights: reward weights.
         tip_rule: ``"force_angle"`` (the default): tip-over is a roll or pitch past the
@@ -81,6 +85,7 @@ class TaskConfig:
     goal_distance: tuple[float, float] = (4.0, 12.0)
     goal_radius: float = 0.5
     spawn_margin: float = 3.0
+    start_heading_spread: float | None = None
     command_speed: tuple[float, float] = (0.0, 1.0)
     command_yaw_rate: tuple[float, float] = (-0.5, 0.5)
     weights: tasks.RewardWeights = field(default_factory=tasks.RewardWeights)
@@ -107,6 +112,14 @@ class TaskConfig:
         if not (_finite(self.stuck_progress) and self.stuck_progress >= 0):
             raise ValueError(f"stuck_progress must be a finite number >= 0 [m], got "
                              f"{self.stuck_progress!r}")
+        if self.start_heading_spread is not None:
+            s = self.start_heading_spread
+            if not (_finite(s) and 0 <= s <= math.pi):
+                raise ValueError(f"start_heading_spread must be None or a number in [0, pi] "
+                                 f"[rad], got {s!r}")
+            if self.kind != "nav":
+                raise ValueError(f"start_heading_spread needs task kind 'nav' (a goal to face), "
+                                 f"got kind {self.kind!r}")
         _check_range("goal_distance", self.goal_distance, 0.0)
         _check_range("command_speed", self.command_speed)
         _check_range("command_yaw_rate", self.command_yaw_rate)

@@ -77,8 +77,8 @@ def goal_fits(s: "Spawn", maps: HeightMap, task) -> torch.Tensor:
 def draw_spawn(u: torch.Tensor, maps: HeightMap, task, start_pose: torch.Tensor | None,
                goal: torch.Tensor | None = None, map_range=None) -> Spawn:
     """A spawn from ``u`` ``(N, SPAWN_DRAWS)`` uniforms: a pose uniform over the map less the
-    ``task.spawn_margin`` (a :class:`~offroad_env.config.TaskConfig`), or ``start_pose``
-    ``(N, 3)``; the goal at a uniform distance in ``task.goal_distance`` and a uniform bearing
+    ``task.spawn_margin`` (a :class:`~offroad_env.config.TaskConfig`; its heading uniform, or
+    facing the goal within ``task.start_heading_spread``), or ``start_pose`` ``(N, 3)``; the goal at a uniform distance in ``task.goal_distance`` and a uniform bearing
     (it may fall outside the free area: :func:`spawn_with_redraws` draws such spawns again);
     uniform commands; a uniform map of the stack, or of the rows' ``map_range`` ``(lo,
     count)`` (two ``(N,)`` int64 tensors: maps ``lo .. lo + count - 1``). ``goal`` ``(N, 2)``
@@ -96,6 +96,10 @@ def draw_spawn(u: torch.Tensor, maps: HeightMap, task, start_pose: torch.Tensor 
     gy = sy + d * torch.sin(bearing)
     if goal is not None:
         gx, gy = goal[:, 0], goal[:, 1]
+    spread = task.start_heading_spread
+    if spread is not None and start_pose is None:  # face the goal, give or take the spread
+        syaw = torch.atan2(gy - sy, gx - sx) + (2 * u[:, 2] - 1) * spread
+        syaw = torch.remainder(syaw + math.pi, 2 * math.pi) - math.pi
     cmd_v = task.command_speed[0] + u[:, 5] * (task.command_speed[1] - task.command_speed[0])
     cmd_w = task.command_yaw_rate[0] + u[:, 6] * (task.command_yaw_rate[1]
                                                   - task.command_yaw_rate[0])

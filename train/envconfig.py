@@ -46,7 +46,8 @@ SIM_FIELDS = ("vehicle", "dynamics", "ground", "dt", "max_speed", "max_yaw_rate"
 #: the vehicle models' parameters offered as options (``--integrator``, ``--substeps``): they
 #: go into ``dynamics_params`` of the run's model, which must have them
 MODEL_FIELDS = {"integrator": str, "substeps": int}
-TASK_FIELDS = ("goal_distance", "goal_radius", "spawn_margin", "tip_rule", "tip_hold_time")
+TASK_FIELDS = ("goal_distance", "goal_radius", "spawn_margin", "start_heading_spread", "tip_rule",
+               "tip_hold_time")
 
 
 def add_env_arguments(parser) -> None:

@@ -57,3 +57,49 @@ def test_spawns_and_goals_avoid_holes_and_stay_per_env_deterministic():
         obs, _ = single.reset(seed=3 + i)
         assert float(single.sim.state.x[0]) == float(st.x[i])
         assert float(single.sim.state.goal_w[0, 1]) == float(st.goal_w[i, 1])
+
+
+def _bearing_to_goal(st) -> torch.Tensor:
+    """``(N,)`` the goal's bearing from the rear axle's heading [rad], wrapped to (-pi, pi]."""
+    b = torch.atan2(st.goal_w[:, 1] - st.y, st.goal_w[:, 0] - st.x) - st.yaw
+    return torch.atan2(torch.sin(b), torch.cos(b))
+
+
+@pytest.mark.parametrize("spread", [0.0, 0.5, math.pi])
+def test_starts_face_their_goals_within_the_heading_spread(spread):
+    """``start_heading_spread`` s: the heading is the goal's bearing plus U(-s, s), so the
+    goal's bearing from the vehicle is uniform on [-s, s] (mean |bearing| s / 2, the uniform's
+    standard error at 4096 draws s / sqrt(12 * 4096) < 0.005 s; checked at 0.02 s)."""
+    task = TaskConfig(goal_distance=(2.0, 6.0), start_heading_spread=spread)
+    venv = OffroadVectorEnv(num_envs=4096, terrain=FLAT, num_maps=1, task=task)
+    venv.reset(seed=5)
+    b = _bearing_to_goal(venv.sim.state).abs()
+    assert float(b.max()) <= spread + 1e-5
+    assert abs(float(b.mean()) - spread / 2) <= 0.02 * spread + 1e-6
+    assert (venv.sim.state.yaw.abs() <= math.pi + 1e-6).all()
+    single = OffroadEnv(terrain=FLAT, num_maps=1, task=task)  # still sub-env i of the vector env
+    single.reset(seed=5 + 9)
+    assert float(single.sim.state.yaw[0]) == float(venv.sim.state.yaw[9])
+    # a given goal is faced too; a given start pose keeps its heading
+    goal = torch.tensor([[3.0, 4.0]], dtype=torch.float64).expand(4096, 2)
+    venv.reset(seed=6, options={"goal": goal})
+    assert float(_bearing_to_goal(venv.sim.state).abs().max()) <= spread + 1e-5
+    pose = torch.tensor([[0.0, 0.0, 2.0]], dtype=torch.float64).expand(4096, 3)
+    venv.reset(seed=6, options={"start_pose": pose})
+    assert torch.allclose(venv.sim.state.yaw, torch.full((4096,), 2.0, dtype=venv.sim.state.yaw.dtype))
+
+
+def test_the_default_heading_is_independent_of_the_goal():
+    venv = OffroadVectorEnv(num_envs=4096, terrain=FLAT, num_maps=1,
+                            task=TaskConfig(goal_distance=(2.0, 6.0)))
+    venv.reset(seed=5)
+    b = _bearing_to_goal(venv.sim.state).abs()
+    assert abs(float(b.mean()) - math.pi / 2) < 0.05 and float(b.max()) > 3.1
+
+
+@pytest.mark.parametrize("bad", [-0.1, 4.0, float("nan")])
+def test_a_heading_spread_outside_0_pi_is_refused(bad):
+    with pytest.raises(ValueError, match="start_heading_spread"):
+        TaskConfig(start_heading_spread=bad)
+    with pytest.raises(ValueError, match="start_heading_spread needs task kind 'nav'"):
+        TaskConfig(kind="velocity", start_heading_spread=0.0)
