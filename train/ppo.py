@@ -48,7 +48,7 @@ from .envconfig import (add_env_arguments, check_env_id, env_kwargs as spec_kwar
 from .logs import (EpisodeWindow, Progress, RunLog, compile_notice, iteration_line,
                    notice_missing_extras, plot_learning_curve, summary_json)
 from .policies import skid_steered
-from .ppo_config import PRESETS, PPOConfig
+from .ppo_config import PRESETS, PPOConfig, preset_flags
 from .validation import Validation
 
 __all__ = ["PPOConfig", "PRESETS", "make_optimizer", "parse_args", "Agent", "check_env_id",
@@ -287,8 +287,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--preset", choices=sorted(PRESETS), default=None,
                    help="named settings under the flags given (a --suite run: 'suite' unless "
                         "another is named): " + "; ".join(
-                       f"{k}: " + ", ".join(f"{f}={v}" for f, v in s.items())
-                       for k, s in PRESETS.items()))
+                       f"{k}: " + ", ".join(f"{f}={v}" for f, v in preset_flags(k).items())
+                       for k in PRESETS))
     for f in dataclasses.fields(PPOConfig):
         if f.name == "env":
             continue  # the environment options below
@@ -326,8 +326,7 @@ def parse_args(argv=None) -> dict:
     if preset is None and known.get("env.suite") is not None:
         preset = "suite"  # a suite run's defaults (PRESETS)
     if preset is not None:  # the preset's values become defaults: flags given still win
-        parser.set_defaults(**{k: list(v) if isinstance(v, tuple) else v
-                               for k, v in PRESETS[preset].items()})
+        parser.set_defaults(**preset_flags(preset))
     args = vars(parser.parse_args(argv))
     args.pop("preset")
     return args

@@ -10,7 +10,7 @@ from offroad_env import check_device
 
 from .agent import ACTION_MAPS
 
-__all__ = ["PPOConfig", "PRESETS"]
+__all__ = ["PPOConfig", "PRESETS", "preset_flags"]
 
 #: named settings (``--preset NAME``, :meth:`PPOConfig.preset`), measured in BENCHMARKS.md
 #: ("Training speed", "Learning"): ``classic``, the defaults before issue 28 (256 envs x 64
@@ -18,19 +18,35 @@ __all__ = ["PPOConfig", "PRESETS"]
 #: env-steps/s at N = 4096 (16-step rollouts, two epochs of two large minibatches, 64 x 64),
 #: learning worse per env-step and per wall second on the tasks measured; ``suite``, what a
 #: ``--suite`` run starts from unless a preset is named (4096 envs, the env compiled, 60 M
-#: steps, a 2000-episode window, the ``residual`` action map and the terrain curriculum from
-#: levels 0-5: the 28-minute command of BENCHMARKS.md "Learning", 84.5 / 84.1 / 84.6 % on
-#: OffroadBench v2 on seeds 1 / 2 / 3, against 83.4 / 77.9 % for the same run with the ``twist``
-#: map and no curriculum). The defaults themselves (1024 envs x 16 steps, 64 x 64) keep the classic batch
-#: and update (16 k samples, 4 epochs x 4 minibatches)
+#: steps, a 2000-episode window, the ``residual`` action map, the terrain curriculum from
+#: levels 0-5, and starts that face their goals within 0.5 rad, as the suite's face theirs
+#: (``env``: environment options, ``--task-start-heading-spread``): the 28-minute command of
+#: BENCHMARKS.md "Learning", SCORES on OffroadBench v2 on seeds 1 / 2 / 3, against 84.5 /
+#: 84.1 / 84.6 % with uniform start headings and 83.4 / 77.9 % (seeds 1 / 2) for the ``twist``
+#: map without the curriculum). The defaults themselves (1024 envs x 16 steps, 64 x 64) keep the
+#: classic batch and update (16 k samples, 4 epochs x 4 minibatches)
 PRESETS = {
     "classic": dict(num_envs=256, num_steps=64, update_epochs=4, num_minibatches=4,
                     hidden=(128, 128)),
     "fast": dict(num_envs=4096, num_steps=16, update_epochs=2, num_minibatches=2,
                  hidden=(64, 64)),
     "suite": dict(num_envs=4096, compile_env=True, total_steps=60_000_000, stats_window=2000,
-                  action_map="residual", curriculum=True, curriculum_init_level=5),
+                  action_map="residual", curriculum=True, curriculum_init_level=5,
+                  env={"task": {"start_heading_spread": 0.5}}),
 }
+
+
+def preset_flags(name: str) -> dict:
+    """The values of :data:`PRESETS` ``name`` by their ``train.ppo`` argparse dests: its
+    environment options (``"env": {"task": {...}}``) as ``env.task.NAME``, tuples as lists."""
+    out = {}
+    for key, val in PRESETS[name].items():
+        if key == "env":
+            out.update({f"env.{part}.{k}": v for part, opts in val.items()
+                        for k, v in opts.items()})
+        else:
+            out[key] = list(val) if isinstance(val, tuple) else val
+    return out
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -182,7 +198,12 @@ class PPOConfig:
         naming the presets for an unknown name."""
         if name not in PRESETS:
             raise ValueError(f"unknown preset {name!r}; known: {sorted(PRESETS)}")
-        return cls(**{**PRESETS[name], **overrides})
+        values = {**PRESETS[name], **overrides}
+        if "env" in PRESETS[name] and "env" in overrides:  # the spec's parts merge
+            mine, given = PRESETS[name]["env"], overrides["env"]
+            values["env"] = {**mine, **given, **{k: {**mine[k], **given[k]} for k in mine
+                                                  if isinstance(given.get(k), dict)}}
+        return cls(**values)
 
     @property
     def batch_size(self) -> int:

@@ -10,7 +10,7 @@ import pytest
 import terrain as terrain_pkg
 from train import bench, envconfig, evaluate, ppo
 from train.bench import SuiteSpec
-from train.ppo_config import PRESETS, PPOConfig
+from train.ppo_config import PPOConfig, preset_flags
 
 # two families of the v1 kind, the steps on a grid of their own
 TINY = SuiteSpec(name="tiny-train", dynamics="rigid_body", families=("slopes", "steps"),
@@ -96,9 +96,15 @@ def test_a_suite_run_starts_from_the_suite_preset_under_the_flags_given(tmp_path
     plain = ppo.parse_args([])
     assert plain["num_envs"] == 1024 and not plain["curriculum"] and not plain["compile_env"]
     args = ppo.parse_args(["--suite", "offroad-bench-v1"])
-    assert {k: args[k] for k in PRESETS["suite"]} == PRESETS["suite"]
+    assert {k: args[k] for k in preset_flags("suite")} == preset_flags("suite")
     assert args["num_envs"] == 4096 and args["compile_env"] and args["curriculum"]
     assert args["action_map"] == "residual" and args["curriculum_init_level"] == 5
+    assert args["env.task.start_heading_spread"] == 0.5  # starts face their goals, give or take
+    assert ppo.parse_args(["--suite", "offroad-bench-v1", "--task-start-heading-spread", "3.14"]
+                          )["env.task.start_heading_spread"] == 3.14
+    merged = PPOConfig.preset("suite", env={"suite": "offroad-bench-v1", "task": {"goal_radius": 1}})
+    assert merged.env == {"suite": "offroad-bench-v1",
+                          "task": {"start_heading_spread": 0.5, "goal_radius": 1}}
     flags = ppo.parse_args(["--suite", "offroad-bench-v1", "--no-curriculum", "--num-envs", "64",
                             "--action-map", "twist"])
     assert not flags["curriculum"] and flags["num_envs"] == 64 and flags["compile_env"]
