@@ -56,29 +56,24 @@ class TaskConfig:
     """What the vehicle is asked to do.
 
     Attributes:
-        kind: ``"nav"`` (reach a goal across terrain) or ``"velocity"`` (track a commanded speed
-            and yaw rate).
+        kind: ``"nav"`` (reach a goal) or ``"velocity"`` (track a commanded speed and yaw rate).
         goal_distance: range of the spawn-to-goal distance [m] (nav).
         goal_radius: the goal counts as reached within this distance [m] (nav).
         spawn_margin: spawns and goals keep this far from the map border [m].
-        start_heading_spread: where a start's heading comes from [rad]: None (the default), a
-            uniform heading on ``[-pi, pi)``, independent of the goal; a number ``s`` in
-            ``[0, pi]``, the goal's bearing from the start plus a uniform angle on ``[-s, s]``
-            (nav; 0: every start faces its goal, as OffroadBench's tasks do).
+        start_heading_spread: None (default): a start's heading is uniform, independent of the
+            goal; ``s`` in ``[0, pi]`` [rad]: the goal's bearing plus U(-s, s) (nav; 0: facing it).
         command_speed, command_yaw_rate: ranges of the commands [m/s], [rad/s] (velocity).
         weights: reward weights.
-        tip_rule: ``"force_angle"`` (the default): tip-over is a roll or pitch past the
-            static limits (:func:`~offroad_env.tasks.static_tip_limits`), lost support, or the
+        tip_rule: ``"force_angle"`` (default): tip-over is a roll or pitch past the static
+            limits (:func:`~offroad_env.tasks.static_tip_limits`), lost support, or the
             force-angle stability margin negative for ``tip_hold_time`` [s] (the time a body
-            needs to start rolling over; a one-step spike of a kinematic model's speed change
-            is not a tip-over). The margin takes gravity and the driving's inertial force as
-            far as the ground's friction transmits them, about the true contact points
+            needs to start rolling over: a one-step spike of a kinematic model's speed change
+            is no tip-over); the margin takes gravity and the driving's inertial force, as far
+            as friction transmits them, about the true contact points
             (:mod:`offroad_env.physics.stability`). ``"limits"``: the static limits and lost
             support only (driving never tips a vehicle then).
-        stuck_time: end an episode as ``stuck`` (a truncation, :class:`~offroad_env.tasks.EndReason`
-            ``STUCK``) after this long [s] without progress: the distance to the goal
-            has not come ``stuck_progress`` [m] below the least it reached (nav only; None:
-            never, the default).
+        stuck_time: end an episode as ``stuck`` (a truncation) after this long [s] without the
+            goal coming ``stuck_progress`` [m] nearer than its closest yet (nav; None: never).
     """
 
     kind: str = "nav"
@@ -102,24 +97,17 @@ class TaskConfig:
         if not (_finite(self.tip_hold_time) and self.tip_hold_time >= 0):
             raise ValueError(f"tip_hold_time must be a finite number >= 0 [s], got "
                              f"{self.tip_hold_time!r}")
-        if self.stuck_time is not None:
-            if not (_finite(self.stuck_time) and self.stuck_time > 0):
-                raise ValueError(f"stuck_time must be a number > 0 [s] or None, got "
-                                 f"{self.stuck_time!r}")
-            if self.kind != "nav":
-                raise ValueError(f"stuck_time needs task kind 'nav' (progress toward a goal), "
-                                 f"got kind {self.kind!r}")
-        if not (_finite(self.stuck_progress) and self.stuck_progress >= 0):
-            raise ValueError(f"stuck_progress must be a finite number >= 0 [m], got "
-                             f"{self.stuck_progress!r}")
-        if self.start_heading_spread is not None:
-            s = self.start_heading_spread
-            if not (_finite(s) and 0 <= s <= math.pi):
-                raise ValueError(f"start_heading_spread must be None or a number in [0, pi] "
-                                 f"[rad], got {s!r}")
-            if self.kind != "nav":
-                raise ValueError(f"start_heading_spread needs task kind 'nav' (a goal to face), "
-                                 f"got kind {self.kind!r}")
+        t, p, s = self.stuck_time, self.stuck_progress, self.start_heading_spread
+        if t is not None and not (_finite(t) and t > 0):
+            raise ValueError(f"stuck_time must be a number > 0 [s] or None, got {t!r}")
+        if not (_finite(p) and p >= 0):
+            raise ValueError(f"stuck_progress must be a finite number >= 0 [m], got {p!r}")
+        if s is not None and not (_finite(s) and 0 <= s <= math.pi):
+            raise ValueError(f"start_heading_spread must be None or a number in [0, pi] [rad], "
+                             f"got {s!r}")
+        for name in ("stuck_time", "start_heading_spread"):  # both need a goal
+            if getattr(self, name) is not None and self.kind != "nav":
+                raise ValueError(f"{name} needs task kind 'nav' (a goal), got kind {self.kind!r}")
         _check_range("goal_distance", self.goal_distance, 0.0)
         _check_range("command_speed", self.command_speed)
         _check_range("command_yaw_rate", self.command_yaw_rate)

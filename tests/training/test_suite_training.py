@@ -72,7 +72,7 @@ def test_a_run_trained_on_a_suite_is_benched_and_evaluated_on_it(tmp_path, capsy
     assert plain["curriculum"] and plain["stats_window"] == 2000 and plain["num_envs"] == 8
     assert not plain["compile_env"] and plain["curriculum_init_level"] == 1
     assert plain["env_id"] == "offroad_env/OffroadTraverse-v0"  # a suite's id
-    assert plain["env"] == {"suite": path}
+    assert plain["env"] == {"suite": path, "task": {"start_heading_spread": 0.5}}
     assert plain["env_resolved"]["dynamics"] == "rigid_body"
     # the checkpoint's observation layout is the suite env's: it runs on every grid group
     assert bench.main(["--suite", path, "--policy", f"ppo={out / 'checkpoint.pt'}",
