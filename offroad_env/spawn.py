@@ -78,7 +78,8 @@ def draw_spawn(u: torch.Tensor, maps: HeightMap, task, start_pose: torch.Tensor 
                goal: torch.Tensor | None = None, map_range=None) -> Spawn:
     """A spawn from ``u`` ``(N, SPAWN_DRAWS)`` uniforms: a pose uniform over the map less the
     ``task.spawn_margin`` (a :class:`~offroad_env.config.TaskConfig`; its heading uniform, or
-    facing the goal within ``task.start_heading_spread``), or ``start_pose`` ``(N, 3)``; the goal at a uniform distance in ``task.goal_distance`` and a uniform bearing
+    facing the goal within ``task.start_heading_spread``), or ``start_pose`` ``(N, 3)``; the
+    goal at a uniform distance in ``task.goal_distance`` and a uniform bearing
     (it may fall outside the free area: :func:`spawn_with_redraws` draws such spawns again);
     uniform commands; a uniform map of the stack, or of the rows' ``map_range`` ``(lo,
     count)`` (two ``(N,)`` int64 tensors: maps ``lo .. lo + count - 1``). ``goal`` ``(N, 2)``
