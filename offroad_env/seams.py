@@ -26,6 +26,7 @@ from .params import PARAMS
 from .physics.ground import GroundContact
 from .physics.vehicle import Vehicle
 from .render import Renderer
+from .rest_probe import rest_shares
 from .sim import Simulator
 from .snapshot import Snapshot, face_state, restore_face
 from .state import wheel_ruts
@@ -251,6 +252,14 @@ class SimulatorSeams:
         1`` of :attr:`terrain` (``(N,)`` ints); ``None, None``: the whole stack. A terrain
         curriculum gives each environment its level's maps this way."""
         self.sim.set_map_range(lo, count)
+
+    def rest_shares(self, samples: int = 32, seed: int = 0) -> torch.Tensor:
+        """``(M,)`` float64: per map of :attr:`terrain`, the share of ``samples`` spawns drawn
+        on it (fixed streams of ``seed``) that are a stable rest for the nominal vehicle, by
+        the reset's own code and judgement (:func:`offroad_env.rest_probe.rest_shares`); the
+        env's state and streams are not touched. A map range whose share is near 0 stops a
+        reset (its redraws run out)."""
+        return rest_shares(self.sim, samples, seed)
 
     def set_episode_steps(self, steps) -> None:
         """Set every environment's elapsed steps in its episode (``(N,)`` ints >= 0): the time

@@ -117,3 +117,34 @@ def test_a_suite_run_starts_from_the_suite_preset_under_the_flags_given(tmp_path
                             num_steps=4, total_steps=16, num_minibatches=2, curriculum=True,
                             curriculum_init_level=5, progress=False, tensorboard=False,
                             out=str(tmp_path / "run")))
+
+
+@pytest.mark.slow
+def test_v1_training_worlds_leave_out_the_real_level_without_rest():
+    """The v1 training worlds' (terrain seed 0) real-DEM level 9 holds almost no braked spawn
+    (a window steeper than atan(mu) on average): a reset sent there raised after its redraws
+    and stopped a 28-minute run. The curriculum measures it and plays real up to level 8."""
+    import warnings
+
+    import torch
+
+    from offroad_env import OffroadVectorEnv, SimConfig
+    from train.suite import load_suite, suite_config
+    from wrappers import TerrainCurriculum
+
+    cfg = suite_config(load_suite("offroad-bench-v1").on_one_grid(),
+                       terrain_seed=SimConfig().terrain_seed)
+    env = OffroadVectorEnv(num_envs=256, config=cfg)
+    real = cfg.terrain.families.index("real")
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        cur = TerrainCurriculum(env, init_max_level=9)
+    assert cur.top_levels.tolist() == [9] * real + [8]
+    assert any("'real' up to level 8" in str(w.message) for w in said)
+    cur.reset(seed=0)
+    assert int(cur.levels[cur.families == real].max()) == 8
+    lo = cfg.terrain.map_index(real, 9, 0)  # sent to its world 0 (no rest of 32), it raises
+    assert float(cur.rest_shares[lo]) == 0.0
+    env.set_map_range(torch.full((256,), lo), torch.ones(256, dtype=torch.int64))
+    with pytest.raises(RuntimeError, match="no stable spawn"):
+        env.reset(seed=0)

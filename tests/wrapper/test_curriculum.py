@@ -11,7 +11,7 @@ from offroad_env import OffroadVectorEnv, make_config
 from offroad_env.tasks import EndReason as R
 from terrain import LevelsConfig
 from wrappers import TerrainCurriculum
-from wrappers.curriculum import next_levels
+from wrappers.curriculum import next_levels, top_levels
 
 
 def test_levels_move_by_outcome():
@@ -108,3 +108,66 @@ def test_a_curriculum_needs_level_maps():
     with pytest.raises(ValueError, match="LevelsConfig"):
         TerrainCurriculum(gym.make_vec("offroad_env/OffroadNav-v0", num_envs=2,
                                        vectorization_mode="vector_entry_point"))
+
+
+def test_promotion_stops_at_each_rows_top_level():
+    levels = torch.tensor([1, 2, 2, 3, 0])
+    top = torch.tensor([2, 2, 3, 1, 2])  # the last row's top: 2; row 3 is above its top
+    reason = torch.tensor([R.GOAL_REACHED] * 4 + [R.TIP_OVER])
+    u = torch.tensor([0.9, 0.9, 0.5, 0.0, 0.5])
+    new = next_levels(levels, reason, torch.ones(5), 10, u, top)
+    # up to the top; top solved -> random level under it (0.9 * 3 -> 2); up (2 -> 3 = top);
+    # above its top solved -> random under it (0); the floor stays
+    assert new.tolist() == [2, 2, 3, 0, 0]
+    assert torch.equal(next_levels(levels, reason, torch.ones(5), 10, u),
+                       next_levels(levels, reason, torch.ones(5), 10, u, torch.full((5,), 9)))
+
+
+def test_each_family_stops_below_its_first_level_where_spawns_do_not_rest():
+    cfg = LevelsConfig(family=replace(make_config("traverse").terrain.family, num_levels=4),
+                       families=("slopes", "steps", "rough"), worlds=2)
+    shares = torch.ones(3 * 4 * 2, dtype=torch.float64)
+    shares[cfg.map_index(1, 2, 0)] = 0.0  # steps level 2: a mean of 0.5 over its worlds
+    shares[cfg.map_index(1, 3, 1)] = 0.3  # steps level 3: 0.65, but level 2 came first
+    shares[cfg.map_index(2, 0, 0)] = shares[cfg.map_index(2, 0, 1)] = 0.1  # rough level 0
+    assert top_levels(shares, cfg, 0.25).tolist() == [3, 3, -1]
+    assert top_levels(shares, cfg, 0.6).tolist() == [3, 1, -1]
+
+
+def _capped(env, family: int, level: int):
+    """Make ``env``'s measured rest shares 0 on ``level`` of ``family`` (the probe is tested in
+    tests/envs/test_rest_probe.py; here only what the curriculum does with it)."""
+    real = env.rest_shares
+    cfg = env.config.terrain
+
+    def shares(samples=32, seed=0):
+        s = real(samples, seed).clone()
+        s[cfg.map_index(family, level, 0):cfg.map_index(family, level, 0) + cfg.worlds] = 0.0
+        return s
+    env.rest_shares = shares
+    return env
+
+
+def test_the_curriculum_keeps_rows_off_levels_without_rest():
+    env = _capped(_env(n=10), family=1, level=2)
+    with pytest.warns(UserWarning, match=r"'steps' up to level 1 \(level 2: 0%\)"):
+        cur = TerrainCurriculum(env, init_max_level=3)
+    assert cur.top_levels.tolist() == [3, 1]
+    cur.reset(seed=0)
+    steps_rows = cur.families == 1
+    assert int(cur.levels[steps_rows].max()) <= 1 and int(cur.levels[~steps_rows].max()) == 3
+    for _ in range(150):
+        cur.step(torch.stack((torch.ones(10), torch.zeros(10)), 1))
+        assert int(cur.levels[steps_rows].max()) <= 1
+        assert int(cur.queued_levels[steps_rows].max()) <= 1
+        lo = cur.levels_config.map_index(1, 2, 0)
+        assert not bool(((env.state_view().map_index >= lo) & steps_rows).any())
+    # no cap asked for: every level is played, unmeasured
+    assert TerrainCurriculum(_capped(_env(n=10), 1, 2), min_rest_share=None).rest_shares is None
+
+
+def test_a_family_without_a_playable_level_is_refused():
+    with pytest.raises(ValueError, match="family 'slopes': level 0's maps give a stable rest"):
+        TerrainCurriculum(_capped(_env(n=4), family=0, level=0))
+    with pytest.raises(ValueError, match="min_rest_share must be in"):
+        TerrainCurriculum(_env(n=4), min_rest_share=1.5)
