@@ -28,7 +28,10 @@ def obs_layout(env) -> list[list]:
 
 
 def save_checkpoint(path: Path, agent: Agent, optimizer, cfg, layout, iteration: int,
-                    global_step: int) -> None:
+                    global_step: int, best: dict | None = None) -> None:
+    """Write a checkpoint (atomically). ``best``: the run's best validated checkpoint so far
+    (``best_checkpoint``, ``best_iteration``, ``best_val_*``), kept so that a run resumed in its
+    own folder goes on from it."""
     state = {
         "format": CHECKPOINT_FORMAT,
         "model": agent.state_dict(),
@@ -40,6 +43,8 @@ def save_checkpoint(path: Path, agent: Agent, optimizer, cfg, layout, iteration:
         "iteration": int(iteration),
         "global_step": int(global_step),
     }
+    if best:
+        state["best"] = dict(best)
     tmp = path.with_suffix(path.suffix + ".tmp")
     torch.save(state, tmp)
     tmp.replace(path)  # never a half-written checkpoint under the real name

@@ -151,6 +151,7 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs, allow_modules=(
             optimizer.load_state_dict(state["optimizer"])
         start_iteration, global_step = state["iteration"], state["global_step"]
     else:
+        state = {}
         goal_col = goal_column(layout) if cfg.action_map == "residual" else None
         agent = Agent(obs_dim, act_dim, cfg.hidden, cfg.init_log_std, cfg.action_map,
                       goal_col).to(device)
@@ -197,6 +198,10 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs, allow_modules=(
         bar.write(notice)
     t_start = time.perf_counter()
     summary, summary_best = {}, {}
+    if validation is not None and own_run and state.get("best"):  # go on from the run's best
+        summary_best = dict(state["best"])
+        validation.best = (summary_best["best_val_success_rate"],
+                           summary_best["best_val_return_mean"])
     iteration = start_iteration
     for iteration in range(start_iteration, n_iter):
         if cfg.anneal_lr:
@@ -261,7 +266,7 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs, allow_modules=(
                 save_checkpoint(out / f"checkpoint_{iteration + 1:05d}.pt", agent, optimizer,
                                 cfg, layout, iteration + 1, global_step)
             save_checkpoint(ckpt_path, agent, optimizer, cfg, layout, iteration + 1,
-                            global_step)
+                            global_step, summary_best)
         if last:
             break
     ddp.check_same(list(agent.parameters()) + list(agent.buffers()))

@@ -26,8 +26,9 @@ class Validation:
     """A vector env of ``episodes`` sub-envs on held-out worlds of the run's env (``env_id``,
     its ``make_vec`` keywords ``env_kwargs``, time limit ``limit`` in steps), kept for the whole
     run, and the best score so far. The env is eager: compiling it for another N would cost a
-    compile of its own. A resumed run starts its best afresh: its first validation replaces the
-    ``best.pt`` of the run it continues."""
+    compile of its own. A run resumed in its own folder goes on from the best its checkpoint
+    recorded (``best.pt`` is replaced only by a better score); resumed into another folder, it
+    keeps a best of its own there."""
 
     def __init__(self, env_id: str, env_kwargs: dict, episodes: int, limit: int | None,
                  device="cpu"):

@@ -67,3 +67,31 @@ def test_validation_leaves_the_agent_in_training_mode(tmp_path):
     assert v.improved(score) and not v.improved(score)  # equal is not better
     v.close()
     torch.testing.assert_close(agent.obs_mean, torch.zeros(obs_dim))  # no stats moved
+
+
+def test_a_run_resumed_in_its_folder_goes_on_from_its_best(tmp_path):
+    def cfg(total_iterations):
+        return ppo.PPOConfig(num_envs=8, num_steps=8, total_steps=8 * 8 * total_iterations,
+                             num_minibatches=2, hidden=(8,), out=str(tmp_path), progress=False,
+                             tensorboard=False, max_episode_steps=60, validate_every=2,
+                             validate_episodes=12)
+    first = ppo.train(cfg(3))
+    _, state = load_checkpoint(tmp_path / "checkpoint.pt")
+    assert state["best"] == {k: v for k, v in first.items() if k.startswith("best_")}
+    summary = ppo.train(cfg(6), resume=str(tmp_path / "checkpoint.pt"))
+    rows = list(csv.DictReader(open(tmp_path / "progress.csv")))
+    scored = {int(r["iteration"]): (float(r["val_success_rate"]), float(r["val_return_mean"]))
+              for r in rows if r["val_success_rate"] != ""}
+    assert sorted(scored) == [2, 3, 4, 6]
+    best_it = max(scored, key=scored.get)  # over both parts of the run
+    assert summary["best_iteration"] == best_it
+    assert load_checkpoint(tmp_path / "best.pt")[1]["iteration"] == best_it
+    # a best the resumed part cannot beat stays the best, and best.pt is left as it was
+    _, state = load_checkpoint(tmp_path / "checkpoint.pt")
+    state["best"] = {**state["best"], "best_val_success_rate": 2.0}
+    torch.save(state, tmp_path / "checkpoint.pt")
+    kept = (tmp_path / "best.pt").read_bytes()
+    again = ppo.train(cfg(8), resume=str(tmp_path / "checkpoint.pt"))
+    assert again["best_val_success_rate"] == 2.0 and again["best_iteration"] == state["best"][
+        "best_iteration"]
+    assert (tmp_path / "best.pt").read_bytes() == kept
