@@ -35,7 +35,7 @@ def rest_shares(sim, samples: int = 32, seed: int = 0, chunk: int = 1024) -> tor
     its own rest (the physical model), settling braked where friction holds it. Rows are
     computed ``chunk`` at a time (memory); nothing of ``sim`` changes.
 
-    Cost: one placement (and, on the physical model, one braked settle) per sample; about 2 s
+    Cost: one placement (and, on the physical model, one braked settle) per sample; about 1.4 s
     for 140 maps x 32 samples on two cores. Raises ValueError for ``samples`` < 1."""
     if int(samples) != samples or samples < 1:
         raise ValueError(f"samples must be an int >= 1, got {samples!r}")

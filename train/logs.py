@@ -302,4 +302,6 @@ def summary_json(summary: dict) -> dict:
         out["note"] = ("trained with the terrain curriculum: the window's rates are over the "
                        "curriculum's levels (mean_level), not the task's own mix; "
                        "train.evaluate or train.bench measures the policy on that")
+    if "curriculum_top_levels" in summary:  # the levels the curriculum played, per family
+        out["curriculum_top_levels"] = summary["curriculum_top_levels"]
     return out

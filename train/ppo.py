@@ -282,6 +282,9 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs, allow_modules=(
             pass
     summary = dict(summary)
     summary["checkpoint"] = str(ckpt_path)
+    if curriculum is not None:  # each family's highest level played (levels without rest out)
+        summary["curriculum_top_levels"] = dict(zip(curriculum.levels_config.families,
+                                                    curriculum.top_levels.tolist()))
     summary.update(summary_best)  # the best validated checkpoint, with its score
     return summary
 

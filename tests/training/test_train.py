@@ -346,6 +346,9 @@ def test_training_with_the_terrain_curriculum_logs_the_mean_level(tmp_path):
     # the summary says its rates are the curriculum's levels', not the task's mix
     js = summary_json({**s, "window_episodes": 5})
     assert js["mean_level"] == levels[-1] and "curriculum" in js["note"]
+    # and which levels it played: OffroadTraverse-v0's every level rests somewhere
+    fams = make_config("traverse").terrain.families
+    assert js["curriculum_top_levels"] == {f: 9 for f in fams}
     with pytest.raises(ValueError, match="LevelsConfig"):
         ppo.train(_smoke_cfg(tmp_path / "nav", curriculum=True))
 
