@@ -5,9 +5,9 @@ A reset draws a spawn again where it is no stable rest
 times, and raises where the vehicle still tips. A map whose spawns almost never rest (a DEM
 window steeper than ``atan(mu)`` on average) therefore stops any environment sent there.
 :func:`rest_shares` measures, for every map of a simulator's stack, the share of spawns drawn on
-it that rest, with the reset's own code (spawn draws with their hole and goal redraws, the model's placement and
-its braked rest, the same judgement), on scratch rows: the simulator's state, streams and
-prepared starts are not touched. A terrain curriculum uses it to keep environments off levels
+it that rest, with the reset's own code (spawn draws with their hole and goal redraws, the
+model's placement and its braked rest, the same judgement), on scratch rows: the simulator's
+state, streams and prepared starts are not touched. A terrain curriculum uses it to keep environments off levels
 where they cannot start (:class:`wrappers.TerrainCurriculum`).
 """
 
