@@ -7,8 +7,8 @@ window steeper than ``atan(mu)`` on average) therefore stops any environment sen
 :func:`rest_shares` measures, for every map of a simulator's stack, the share of spawns drawn on
 it that rest, with the reset's own code (spawn draws with their hole and goal redraws, the
 model's placement and its braked rest, the same judgement), on scratch rows: the simulator's
-state, streams and prepared starts are not touched. A terrain curriculum uses it to keep environments off levels
-where they cannot start (:class:`wrappers.TerrainCurriculum`).
+state, streams and prepared starts are not touched. A terrain curriculum uses it to keep
+environments off levels where they cannot start (:class:`wrappers.TerrainCurriculum`).
 """
 
 from __future__ import annotations
