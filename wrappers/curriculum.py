@@ -122,7 +122,8 @@ class TerrainCurriculum(gym.vector.VectorWrapper):
         self.rest_shares, self.top_levels = None, torch.full(
             (len(cfg.families),), L - 1, dtype=torch.int64, device=dev)
         if min_rest_share is not None:
-            if not 0.0 <= min_rest_share <= 1.0:
+            if (isinstance(min_rest_share, bool) or not isinstance(min_rest_share, (int, float))
+                    or not 0.0 <= min_rest_share <= 1.0):
                 raise ValueError(f"min_rest_share must be in [0, 1] or None, got "
                                  f"{min_rest_share!r}")
             self.rest_shares = base.rest_shares()

@@ -169,5 +169,6 @@ def test_the_curriculum_keeps_rows_off_levels_without_rest():
 def test_a_family_without_a_playable_level_is_refused():
     with pytest.raises(ValueError, match="family 'slopes': level 0's maps give a stable rest"):
         TerrainCurriculum(_capped(_env(n=4), family=0, level=0))
-    with pytest.raises(ValueError, match="min_rest_share must be in"):
-        TerrainCurriculum(_env(n=4), min_rest_share=1.5)
+    for bad in (1.5, float("nan"), "0.3", True):
+        with pytest.raises(ValueError, match="min_rest_share must be in"):
+            TerrainCurriculum(_env(n=4), min_rest_share=bad)
