@@ -26,6 +26,7 @@ from .observations import TERM_NAMES as OBS_TERMS
 from .tasks import REASONS, RewardWeights
 from .terms import check_event_params, user_terms
 from .physics.vehicle import preset
+from .task_terrains import family_config, rough_terrain, traverse_terrain
 
 __all__ = ["SimConfig", "TaskConfig", "ImuConfig", "HeightScanConfig", "make_config", "TASKS",
            "rough_terrain", "family_config", "traverse_terrain", "DYNAMICS", "GROUND_METHODS",
@@ -74,6 +75,10 @@ class TaskConfig:
             support only (driving never tips a vehicle then).
         stuck_time: end an episode as ``stuck`` (a truncation) after this long [s] without the
             goal coming ``stuck_progress`` [m] nearer than its closest yet (nav; None: never).
+        max_start_slope_deg: None (default): spawns and goals wherever they fit; a number in
+            ``(0, 90]`` [deg], or a tuple of one per map of the stack: drawn spawns and goals lie
+            where the plane fitted to the ground within 1 m is at most this steep, as
+            OffroadBench's tasks do (:func:`~offroad_env.spawn.spawn_with_redraws`).
     """
 
     kind: str = "nav"
@@ -88,6 +93,7 @@ class TaskConfig:
     tip_hold_time: float = 0.2
     stuck_time: float | None = None
     stuck_progress: float = 0.1
+    max_start_slope_deg: float | tuple[float, ...] | None = None
 
     def __post_init__(self):
         if self.kind not in ("nav", "velocity"):
@@ -105,6 +111,13 @@ class TaskConfig:
         if s is not None and not (_finite(s) and 0 <= s <= math.pi):
             raise ValueError(f"start_heading_spread must be None or a number in [0, pi] [rad], "
                              f"got {s!r}")
+        lim = self.max_start_slope_deg
+        if isinstance(lim, list):  # from JSON
+            object.__setattr__(self, "max_start_slope_deg", lim := tuple(lim))
+        vals = lim if isinstance(lim, tuple) else () if lim is None else (lim,)
+        if lim == () or not all(_finite(v) and 0 < v <= 90 for v in vals):
+            raise ValueError(f"max_start_slope_deg must be None, a number in (0, 90] [deg] or a "
+                             f"non-empty tuple of such, got {lim!r}")
         for name in ("stuck_time", "start_heading_spread"):  # both need a goal
             if getattr(self, name) is not None and self.kind != "nav":
                 raise ValueError(f"{name} needs task kind 'nav' (a goal), got kind {self.kind!r}")
@@ -322,43 +335,6 @@ class SimConfig:
 
 
 TASKS = ("nav", "velocity", "nav_rough", "traverse")
-
-
-def rough_terrain(size=(40.0, 40.0), resolution=(0.1, 0.1)) -> terrain_pkg.TerrainConfig:
-    """The rough navigation terrain: hills (Perlin fBm, +-1.5 m), rocks up to 0.5 m high and
-    40 holes of 0.4-1.2 m radius (a wheel over a hole ends the episode)."""
-    grid = dict(size=size, resolution=resolution)
-    base = terrain_pkg.SumConfig(**grid, parts=(
-        terrain_pkg.PerlinConfig(**grid, octaves=5, frequency=0.08, amplitude=1.5),
-        terrain_pkg.RocksConfig(**grid, count=250, radius_range=(0.2, 0.7),
-                            height_range=(0.1, 0.5))))
-    return terrain_pkg.HolesConfig(**grid, base=base, count=40, radius_range=(0.4, 1.2),
-                               keep_center=0.0)
-
-
-def family_config(vehicle: str = "husky", **grid) -> terrain_pkg.FamilyConfig:
-    """The terrain families' :class:`terrain.FamilyConfig` scaled for the preset ``vehicle``:
-    its static tip limits (:func:`~offroad_env.tasks.static_tip_limits`), wheel radius, wheel
-    base and track; ``grid``: other fields (``size``, ``resolution``, ``num_levels``...). The
-    ``real`` family's DEM is the packaged SRTM window unless ``dem`` names another file."""
-    from .datafiles import data_file
-
-    v = preset(vehicle)
-    roll, pitch = tasks.static_tip_limits(v)
-    xs = [p[0] for p in v.wheel_positions]
-    ys = [p[1] for p in v.wheel_positions]
-    grid.setdefault("dem", str(data_file("srtm1_n37w123_crop401.tif")))
-    return terrain_pkg.FamilyConfig(
-        roll_limit_deg=math.degrees(roll), pitch_limit_deg=math.degrees(pitch),
-        wheel_radius=v.wheel_radius, wheel_base=max(xs) - min(xs), track_width=max(ys) - min(ys),
-        **grid)
-
-
-def traverse_terrain(vehicle: str = "husky", worlds: int = 2) -> terrain_pkg.LevelsConfig:
-    """The traverse task's maps: ``worlds`` 24 x 24 m maps (0.1 m) of each of the 10 levels of
-    every terrain family, scaled for ``vehicle``."""
-    return terrain_pkg.LevelsConfig(family=family_config(vehicle, size=(24.0, 24.0),
-                                                         resolution=(0.1, 0.1)), worlds=worlds)
 
 
 def make_config(task: str | TaskConfig = "nav", config: SimConfig | None = None, *,

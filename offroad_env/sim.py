@@ -35,7 +35,7 @@ from .physics.models import model_class
 from .physics.vehicle import VehicleBatch, preset
 from .sensors import SENSORS
 from .spawn import (check_goal_range, check_map_range, check_on_map, check_rows,
-                    spawn_with_redraws, start_at_rest)
+                    slope_limits, spawn_with_redraws, start_at_rest)
 from .state import CORE_FIELDS, SimState, join_fields
 from .tasks import Task, contain_divergence
 
@@ -45,6 +45,7 @@ __all__ = ["Simulator", "check_device"]
 def _check_maps(model, maps: HeightMap, task) -> None:
     """ValueError where ``maps`` cannot hold the task's goals or the model cannot drive them."""
     check_goal_range(maps, task)
+    slope_limits(maps, task)  # one limit, or one per map
     model.check_maps(maps)
 
 

@@ -14,8 +14,9 @@ from terrain import HeightMap
 from .physics.rotations import place_points
 from .physics.vehicle import Vehicle
 
-__all__ = ["check_rows", "check_map_range", "Spawn", "SPAWN_DRAWS", "draw_spawn", "in_hole", "spawn_with_redraws", "free_area",
-           "goal_fits", "check_goal_range", "check_on_map"]
+__all__ = ["check_rows", "check_map_range", "Spawn", "SPAWN_DRAWS", "draw_spawn", "in_hole",
+           "spawn_with_redraws", "free_area", "goal_fits", "check_goal_range", "check_on_map",
+           "ground_slope", "slope_limits", "too_steep"]
 
 #: uniforms drawn per environment for one spawn
 SPAWN_DRAWS = 8
@@ -112,6 +113,54 @@ def draw_spawn(u: torch.Tensor, maps: HeightMap, task, start_pose: torch.Tensor 
     return Spawn(sx, sy, syaw, gx, gy, cmd_v, cmd_w, map_index)
 
 
+#: the points of :func:`ground_slope`'s plane fit: a 5 x 5 grid over the 2 x 2 m about a point
+#: [m], ``(25, 2)``
+SLOPE_GRID = torch.stack(torch.meshgrid(torch.linspace(-1, 1, 5, dtype=torch.float64),
+                                        torch.linspace(-1, 1, 5, dtype=torch.float64),
+                                        indexing="xy"), -1).reshape(-1, 2)
+
+
+def ground_slope(maps: HeightMap, x: torch.Tensor, y: torch.Tensor,
+                 map_index: torch.Tensor) -> torch.Tensor:
+    """``(N,)`` float64: the tangent of the steepest slope of the plane fitted (least squares) to
+    the ground at :data:`SLOPE_GRID` about the points ``(x, y)`` ``(N,)`` (world) [m] of the
+    maps ``map_index`` ``(N,)``; NaN where a point lies over a hole. OffroadBench's tasks start
+    and end where this is at most ``tan(max_start_slope_deg)`` (:func:`train.suite.suite_tasks`)."""
+    grid = SLOPE_GRID.to(x.device)
+    qx = (x.double()[:, None] + grid[:, 0]).to(maps.dtype)
+    qy = (y.double()[:, None] + grid[:, 1]).to(maps.dtype)
+    h = maps.height(qx, qy, map_index[:, None].expand(qx.shape)).double()
+    h = h - h.mean(1, keepdim=True)
+    return torch.hypot(h @ grid[:, 0], h @ grid[:, 1]) / (grid[:, 0] ** 2).sum()
+
+
+def slope_limits(maps: HeightMap, task) -> torch.Tensor | None:
+    """``(M,)`` float64 on the maps' device: ``tan(task.max_start_slope_deg)`` for each of the
+    ``M`` maps of the stack (None: no limit); ValueError where a tuple of limits does not give
+    one per map."""
+    lim = task.max_start_slope_deg
+    if lim is None:
+        return None
+    lim = torch.as_tensor(lim, dtype=torch.float64, device=maps.device)
+    if lim.ndim == 1 and lim.numel() != len(maps):
+        raise ValueError(f"max_start_slope_deg gives {lim.numel()} limits; the stack has "
+                         f"{len(maps)} maps (one number, or one per map)")
+    return torch.tan(torch.deg2rad(lim)).expand(len(maps))
+
+
+def too_steep(maps: HeightMap, limits: torch.Tensor, s: "Spawn", check_spawn: bool,
+              check_goal: bool) -> torch.Tensor:
+    """``(N,)`` bool: the spawn (``check_spawn``) or the goal (``check_goal``) lies on ground
+    steeper than its map's limit (``limits``: :func:`slope_limits`); a point over a hole is not
+    judged here (:func:`in_hole`)."""
+    lim = limits[s.map_index]
+    bad = torch.zeros_like(s.map_index, dtype=torch.bool)
+    for check, px, py in ((check_spawn, s.x, s.y), (check_goal, s.goal_x, s.goal_y)):
+        if check:
+            bad = bad | (ground_slope(maps, px, py, s.map_index) > lim)
+    return bad
+
+
 def in_hole(maps: HeightMap, vehicle: Vehicle, s: Spawn, check_spawn: bool) -> torch.Tensor:
     """``(N,)`` bool: the goal, or (``check_spawn``) a point of the level vehicle's footprint
     lies over a hole. The footprint is the wheels' bounding box grown by 25 % about its centre
@@ -144,27 +193,46 @@ def spawn_with_redraws(draw: Callable[[int, torch.Tensor], torch.Tensor], use: t
     """A spawn for each selected environment. A spawn whose goal falls outside the free area
     (nav task), or, on maps with holes, with a wheel over a hole or a goal in one, is drawn
     again from the environment's own stream (so sub-env i still equals a single env), up to
-    :data:`MAX_REDRAWS` times; then RuntimeError names the environments. One host sync per
+    :data:`MAX_REDRAWS` times; then RuntimeError names the environments. With
+    ``task.max_start_slope_deg``, a drawn spawn or goal on ground steeper than that
+    (:func:`too_steep`) is drawn again too; rows that find no flatter one in the rounds keep
+    their last draw, with a warning (a preference, never a failed reset). One host sync per
     round.
 
     ``draw(n, advance)`` returns ``n`` uniforms per selected environment and advances the
     streams of those where ``advance`` (bool, one per selected environment) is set; ``use``
     marks the environments being reset; ``goal`` and ``map_range`` as in :func:`draw_spawn`."""
     nav = task.kind == "nav"
+    limits = slope_limits(maps, task)
+    if start_pose is not None and (goal is not None or not nav):
+        limits = None  # nothing drawn to judge
     spawn = draw_spawn(draw(SPAWN_DRAWS, use), maps, task, start_pose, goal, map_range)
-    if not (nav or maps.has_holes):
+    if not (nav or maps.has_holes or limits is not None):
         return spawn
-    for _ in range(MAX_REDRAWS):
+
+    def hard(spawn):  # the redraws a reset cannot do without
         bad = torch.zeros_like(use)
         if nav and goal is None:
             bad = ~goal_fits(spawn, maps, task)
         if maps.has_holes:
             bad = bad | in_hole(maps, vehicle, spawn, start_pose is None)
-        bad = bad & use
+        return bad & use
+
+    for _ in range(MAX_REDRAWS):
+        bad = hard(spawn)
+        if limits is not None:
+            bad = bad | (too_steep(maps, limits, spawn, start_pose is None,
+                                   nav and goal is None) & use)
         if not bool(bad.any()):
             return spawn
         new = draw_spawn(draw(SPAWN_DRAWS, bad), maps, task, start_pose, goal, map_range)
         spawn = Spawn(*(torch.where(bad, a, b) for a, b in zip(new, spawn)))
+    bad = hard(spawn)
+    if not bool(bad.any()):
+        warnings.warn(f"no spawn with its goal on ground under max_start_slope_deg in "
+                      f"{MAX_REDRAWS} draws for some environment rows: they keep a steeper "
+                      "one (the map has little ground that flat)", stacklevel=3)
+        return spawn
     rows = torch.nonzero(bad).flatten().tolist()
     raise RuntimeError(f"no spawn with a goal in the map (goal_distance {task.goal_distance}) "
                        f"clear of holes in {MAX_REDRAWS} draws for environment rows {rows[:20]}; "

@@ -10,8 +10,10 @@ Options (typed, in ``--help``), derived from the configs so that they stay in st
   options, or a map file (``.png``, ``.npy``, ``.txt``, with its sidecar);
 * ``--suite NAME|FILE``: an OffroadBench suite's task distribution (:mod:`train.suite`): its
   vehicle, models, families and levels (on one grid, :meth:`~train.suite.SuiteSpec.on_one_grid`),
-  goal distances, stuck time and time limit, on *other worlds* than the suite's test maps (the
-  run's ``--terrain-seed``, default 0); the other options apply on top.
+  goal distances, stuck time and time limit, starts and goals on ground as flat as its tasks'
+  (:func:`~train.suite.start_slope_limits`; ``--task-max-start-slope-deg`` overrides it), on
+  *other worlds* than the suite's test maps (the run's ``--terrain-seed``, default 0); the
+  other options apply on top.
 
 Chosen over tyro or jsonargparse: the repository already derives argparse from its frozen
 dataclasses (the terrain command), the configs validate themselves when built, and the install
@@ -47,7 +49,7 @@ SIM_FIELDS = ("vehicle", "dynamics", "ground", "dt", "max_speed", "max_yaw_rate"
 #: go into ``dynamics_params`` of the run's model, which must have them
 MODEL_FIELDS = {"integrator": str, "substeps": int}
 TASK_FIELDS = ("goal_distance", "goal_radius", "spawn_margin", "start_heading_spread", "tip_rule",
-               "tip_hold_time")
+               "tip_hold_time", "max_start_slope_deg")
 
 
 def add_env_arguments(parser) -> None:
@@ -295,12 +297,14 @@ def _suite_kwargs(env_id: str, name: str, sim: dict, task_over: dict, reward: di
     """``make_vec`` keywords of a suite's training tasks (``--suite``): ``config`` (the
     suite's traverse config on one grid, ``sim`` fields, task and reward overrides on top)
     and ``max_episode_steps`` (the suite's time limit)."""
-    from .suite import load_suite, suite_config, suite_episode_steps
+    from .suite import load_suite, start_slope_limits, suite_config, suite_episode_steps
 
     if ENV_IDS.get(env_id) != "traverse":
         raise ValueError(f"--suite trains on traverse tasks: the env id must be "
                          f"offroad_env/OffroadTraverse-v0, got {env_id!r}")
-    suite = load_suite(name).on_one_grid()
+    full = load_suite(name)
+    suite = full.on_one_grid()
+    task_over = {"max_start_slope_deg": start_slope_limits(full), **task_over}
     cfg = _with_task(suite_config(suite, **{"terrain_seed": SimConfig().terrain_seed, **sim}),
                      task_over, reward)
     return {"config": cfg, "max_episode_steps": suite_episode_steps(suite, cfg)}

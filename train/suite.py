@@ -22,9 +22,10 @@ import torch
 import terrain as terrain_pkg
 from offroad_env import OffroadVectorEnv, SimConfig, make_config
 from offroad_env.config import check_obs_terms, family_config
+from offroad_env.spawn import ground_slope
 
 __all__ = ["SuiteSpec", "load_suite", "suite_tasks", "suite_env", "suite_config",
-           "suite_episode_steps", "SUITES_DIR"]
+           "suite_episode_steps", "start_slope_limits", "SUITES_DIR"]
 
 SUITES_DIR = Path(__file__).parent / "suites"
 _PER_FAMILY = ("size", "resolution", "max_start_slope_deg")
@@ -249,7 +250,6 @@ def suite_tasks(spec: SuiteSpec, maps: terrain_pkg.HeightMap,
     x0, x1, y0, y1 = maps.bounds
     m = spec.margin
     tan_max = math.tan(math.radians(spec.max_start_slope_deg))
-    ring = np.stack(np.meshgrid(np.linspace(-1, 1, 5), np.linspace(-1, 1, 5)), -1).reshape(-1, 2)
     out = {k: [] for k in ("map_index", "start", "goal", "family", "level", "world")}
     for fi in range(len(spec.families)):
         for level in range(spec.num_levels):
@@ -263,12 +263,8 @@ def suite_tasks(spec: SuiteSpec, maps: terrain_pkg.HeightMap,
                 gx, gy = sx + d * np.cos(b), sy + d * np.sin(b)
                 ok = (gx >= x0 + m) & (gx <= x1 - m) & (gy >= y0 + m) & (gy <= y1 - m)
                 for px, py in ((sx, sy), (gx, gy)):  # the plane fitted under a 2 x 2 m patch
-                    qx = torch.as_tensor(px[:, None] + ring[None, :, 0], dtype=maps.dtype)
-                    qy = torch.as_tensor(py[:, None] + ring[None, :, 1], dtype=maps.dtype)
-                    h = maps.height(qx, qy, torch.full(qx.shape, i, dtype=torch.int64)).double()
-                    h = h.numpy() - h.numpy().mean(1, keepdims=True)
-                    tilt = np.hypot(h @ ring[:, 0], h @ ring[:, 1]) / (ring[:, 0] ** 2).sum()
-                    ok &= tilt <= tan_max
+                    ok &= ground_slope(maps, torch.from_numpy(px), torch.from_numpy(py),
+                                       torch.full((k,), i)).numpy() <= tan_max
                 picked = np.flatnonzero(ok)[:spec.pairs]
                 if picked.size < (spec.pairs if min_pairs is None else min_pairs):
                     raise ValueError(f"suite {spec.name}: map {i} (family "
@@ -316,6 +312,17 @@ def suite_config(spec: SuiteSpec, terrain_seed: int | None = None, **overrides) 
     cfg = replace(cfg, task=replace(cfg.task, goal_distance=tuple(spec.goal_distance),
                                     spawn_margin=spec.margin, stuck_time=spec.stuck_time_s))
     return make_config("traverse", cfg, **overrides) if overrides else cfg
+
+
+def start_slope_limits(spec: SuiteSpec) -> tuple[float, ...]:
+    """The start and goal slope limit [deg] of each map of :meth:`SuiteSpec.on_one_grid`'s
+    level stack, by its family (its ``per_family`` ``max_start_slope_deg``, else the suite's):
+    the ``TaskConfig.max_start_slope_deg`` that draws training's starts and goals where the
+    suite's lie (``train.ppo --suite``)."""
+    own = {f: spec.per_family.get(f, {}).get("max_start_slope_deg", spec.max_start_slope_deg)
+           for f in spec.families}
+    return tuple(float(own[f]) for f in spec.families
+                 for _ in range(spec.num_levels * spec.worlds))
 
 
 def suite_episode_steps(spec: SuiteSpec, cfg: SimConfig) -> int:
