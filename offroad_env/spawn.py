@@ -195,9 +195,9 @@ def spawn_with_redraws(draw: Callable[[int, torch.Tensor], torch.Tensor], use: t
     again from the environment's own stream (so sub-env i still equals a single env), up to
     :data:`MAX_REDRAWS` times; then RuntimeError names the environments. With
     ``task.max_start_slope_deg``, a drawn spawn or goal on ground steeper than that
-    (:func:`too_steep`) is drawn again too; rows that find no flatter one in the rounds keep
-    their last draw, with a warning (a preference, never a failed reset). One host sync per
-    round.
+    (:func:`too_steep`) is drawn again, every redraw then on the row's first map (so a steep map
+    keeps its share of episodes); rows that find no flatter one in the rounds keep their last draw, with a warning
+    (a preference, never a failed reset). One host sync per round.
 
     ``draw(n, advance)`` returns ``n`` uniforms per selected environment and advances the
     streams of those where ``advance`` (bool, one per selected environment) is set; ``use``
@@ -218,21 +218,29 @@ def spawn_with_redraws(draw: Callable[[int, torch.Tensor], torch.Tensor], use: t
             bad = bad | in_hole(maps, vehicle, spawn, start_pose is None)
         return bad & use
 
-    for _ in range(MAX_REDRAWS):
+    kept, seen = spawn, torch.zeros_like(use)  # each row's last draw that passed hard()
+    for attempt in range(MAX_REDRAWS + 1):
         bad = hard(spawn)
         if limits is not None:
-            bad = bad | (too_steep(maps, limits, spawn, start_pose is None,
-                                   nav and goal is None) & use)
+            kept = Spawn(*(torch.where(use & ~bad, a, b) for a, b in zip(spawn, kept)))
+            seen = seen | (use & ~bad)
+            steep = too_steep(maps, limits, spawn, start_pose is None, nav and goal is None)
+            steep = steep & use & ~bad
+            bad = bad | steep
         if not bool(bad.any()):
             return spawn
+        if attempt == MAX_REDRAWS:
+            break
         new = draw_spawn(draw(SPAWN_DRAWS, bad), maps, task, start_pose, goal, map_range)
+        if limits is not None:  # each row keeps its first map: steep maps keep their share
+            new = new._replace(map_index=spawn.map_index)
         spawn = Spawn(*(torch.where(bad, a, b) for a, b in zip(new, spawn)))
-    bad = hard(spawn)
+    bad = bad & ~seen
     if not bool(bad.any()):
         warnings.warn(f"no spawn with its goal on ground under max_start_slope_deg in "
                       f"{MAX_REDRAWS} draws for some environment rows: they keep a steeper "
                       "one (the map has little ground that flat)", stacklevel=3)
-        return spawn
+        return Spawn(*(torch.where(seen, a, b) for a, b in zip(kept, spawn)))
     rows = torch.nonzero(bad).flatten().tolist()
     raise RuntimeError(f"no spawn with a goal in the map (goal_distance {task.goal_distance}) "
                        f"clear of holes in {MAX_REDRAWS} draws for environment rows {rows[:20]}; "

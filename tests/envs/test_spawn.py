@@ -1,6 +1,8 @@
 """Spawns and goals: distance ranges and margins, holes avoided, per-env determinism."""
 
 import math
+import warnings
+from dataclasses import replace
 
 import pytest
 import torch
@@ -103,3 +105,93 @@ def test_a_heading_spread_outside_0_pi_is_refused(bad):
         TaskConfig(start_heading_spread=bad)
     with pytest.raises(ValueError, match="start_heading_spread needs task kind 'nav'"):
         TaskConfig(kind="velocity", start_heading_spread=0.0)
+
+
+def _plane(deg: float, az: float = 0.0, n: int = 201, res: float = 0.1):
+    """``(n, n)`` heights of a plane rising at ``deg`` toward azimuth ``az`` [rad], centred."""
+    c = (torch.arange(n, dtype=torch.float64) - (n - 1) / 2) * res
+    y, x = torch.meshgrid(c, c, indexing="ij")
+    return math.tan(math.radians(deg)) * (x * math.cos(az) + y * math.sin(az))
+
+
+@pytest.mark.parametrize("deg,az", [(0.0, 0.0), (10.0, 0.3), (30.0, 2.0), (60.0, -1.0)])
+def test_ground_slope_is_the_tangent_of_a_planes_slope(deg, az):
+    maps = terrain.HeightMap(_plane(deg, az), 0.1)
+    g = torch.Generator().manual_seed(0)
+    x, y = (torch.rand(64, generator=g) - 0.5) * 16, (torch.rand(64, generator=g) - 0.5) * 16
+    s = spawn.ground_slope(maps, x, y, torch.zeros(64, dtype=torch.int64))
+    assert s.dtype == torch.float64
+    torch.testing.assert_close(s, torch.full_like(s, math.tan(math.radians(deg))),
+                               rtol=2e-6, atol=2e-6)  # float32 heights
+
+
+def _draw(maps, task, n=4096, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return spawn.spawn_with_redraws(lambda k, adv: torch.rand(n, k, generator=g),
+                                    torch.ones(n, dtype=torch.bool), maps, husky(), task, None)
+
+
+def test_a_slope_limit_draws_starts_and_goals_on_flatter_ground():
+    # the west half flat, the east half a 30 deg ramp: without a limit about 40 % of starts and
+    # of goals lie on the ramp; with 12 deg none (each point judged by the fitted plane)
+    h = _plane(30.0).clamp_min(0.0)
+    maps = terrain.HeightMap(h, 0.1)
+    free = TaskConfig(goal_distance=(2.0, 6.0), spawn_margin=2.0)
+    s = _draw(maps, free)
+    steep = lambda px, py: spawn.ground_slope(maps, px, py, s.map_index) > math.tan(  # noqa: E731
+        math.radians(12.0))
+    assert 0.25 < float(steep(s.x, s.y).double().mean()) < 0.6
+    assert 0.25 < float(steep(s.goal_x, s.goal_y).double().mean()) < 0.6
+    s = _draw(maps, TaskConfig(goal_distance=(2.0, 6.0), spawn_margin=2.0,
+                               max_start_slope_deg=12.0))
+    assert not bool(steep(s.x, s.y).any()) and not bool(steep(s.goal_x, s.goal_y).any())
+    d = torch.hypot(s.goal_x - s.x, s.goal_y - s.y)  # the other rules still hold
+    assert float(d.min()) >= 2.0 - 1e-4 and float(d.max()) <= 6.0 + 1e-4
+    # a limit every point meets changes no draw: the streams advance as without one
+    a, b = _draw(maps, free, seed=5), _draw(maps, replace(free, max_start_slope_deg=90.0), seed=5)
+    assert all(torch.equal(u, v) for u, v in zip(a, b))
+
+
+def test_slope_limits_per_map_and_a_map_without_flat_ground_keeps_its_draws():
+    maps = terrain.HeightMap(torch.stack((_plane(20.0), _plane(20.0, 1.0))), 0.1)
+    task = TaskConfig(goal_distance=(2.0, 6.0), spawn_margin=2.0, max_start_slope_deg=(12.0, 25.0))
+    with pytest.warns(UserWarning, match="max_start_slope_deg"):
+        s = _draw(maps, task, n=512)
+    assert (s.map_index == 0).any() and (s.map_index == 1).any()  # map 0: nothing that flat
+    with pytest.raises(ValueError, match="3 limits; the stack has 2 maps"):
+        spawn.slope_limits(maps, replace(task, max_start_slope_deg=(12.0, 25.0, 30.0)))
+    with pytest.raises(ValueError, match="max_start_slope_deg"):
+        Simulator(SimConfig(terrain=FLAT, num_maps=2,
+                            task=TaskConfig(max_start_slope_deg=(12.0, 13.0, 14.0))), 1)
+
+
+@pytest.mark.parametrize("bad", [0.0, -5.0, 91.0, float("nan"), True, "12", (), (12.0, 0.0)])
+def test_a_slope_limit_outside_0_90_is_refused(bad):
+    with pytest.raises(ValueError, match="max_start_slope_deg"):
+        TaskConfig(max_start_slope_deg=bad)
+
+
+def test_a_json_list_of_slope_limits_becomes_a_tuple():
+    assert TaskConfig(max_start_slope_deg=[12, 38.0]).max_start_slope_deg == (12, 38.0)
+
+
+def test_a_slope_limit_keeps_the_single_env_equal_to_the_vector_envs_row():
+    task = TaskConfig(max_start_slope_deg=4.0)
+    hills = terrain.PerlinConfig(size=(20.0, 20.0), resolution=(0.1, 0.1), amplitude=0.5,
+                                 frequency=0.1)
+    venv = OffroadVectorEnv(num_envs=64, terrain=hills, num_maps=2, task=task)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # every row found ground that flat
+        venv.reset(seed=11)
+    st = venv.sim.state
+    tilt = spawn.ground_slope(venv.sim.maps, st.x, st.y, st.map_index)
+    assert float(tilt.max()) <= math.tan(math.radians(4.0)) + 0.01  # a placed start may settle
+    free = OffroadVectorEnv(num_envs=64, terrain=hills, num_maps=2)
+    free.reset(seed=11)
+    st0 = free.sim.state
+    assert float(spawn.ground_slope(free.sim.maps, st0.x, st0.y, st0.map_index).max()) > 0.09
+    single = OffroadEnv(terrain=hills, num_maps=2, task=task)
+    for i in (0, 9, 63):
+        single.reset(seed=11 + i)
+        assert float(single.sim.state.x[0]) == float(st.x[i])
+        assert float(single.sim.state.goal_w[0, 0]) == float(st.goal_w[i, 0])
