@@ -235,12 +235,13 @@ def spawn_with_redraws(draw: Callable[[int, torch.Tensor], torch.Tensor], use: t
         if limits is not None:  # each row keeps its first map: steep maps keep their share
             new = new._replace(map_index=spawn.map_index)
         spawn = Spawn(*(torch.where(bad, a, b) for a, b in zip(new, spawn)))
-    bad = bad & ~seen
-    if not bool(bad.any()):
+    if not bool((bad & ~seen).any()):
+        maps_ = sorted(set(spawn.map_index[bad].tolist()))
         warnings.warn(f"no spawn with its goal on ground under max_start_slope_deg in "
-                      f"{MAX_REDRAWS} draws for some environment rows: they keep a steeper "
-                      "one (the map has little ground that flat)", stacklevel=3)
+                      f"{MAX_REDRAWS} draws on maps {maps_[:20]}: those rows keep a steeper one "
+                      "(the map has little ground that flat)", stacklevel=3)
         return Spawn(*(torch.where(seen, a, b) for a, b in zip(kept, spawn)))
+    bad = bad & ~seen
     rows = torch.nonzero(bad).flatten().tolist()
     raise RuntimeError(f"no spawn with a goal in the map (goal_distance {task.goal_distance}) "
                        f"clear of holes in {MAX_REDRAWS} draws for environment rows {rows[:20]}; "

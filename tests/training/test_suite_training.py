@@ -11,6 +11,7 @@ import terrain as terrain_pkg
 from train import bench, envconfig, evaluate, ppo
 from train.bench import SuiteSpec
 from train.ppo_config import PPOConfig, preset_flags
+from train.suite import start_slope_limits
 
 # two families of the v1 kind, the steps on a grid of their own
 TINY = SuiteSpec(name="tiny-train", dynamics="rigid_body", families=("slopes", "steps"),
@@ -52,6 +53,22 @@ def test_the_suite_sets_the_training_env_on_other_worlds(tmp_path):
         "suite": path, "sim": {"terrain_seed": 7}, "reward": {"time": -1.0}})
     assert kw["config"].terrain_seed == 7 and kw["config"].task.weights.time == -1.0
     assert kw["config"].terrain == lv
+    # starts and goals on ground as flat as the suite's tasks', each family by its own limit
+    assert cfg.task.max_start_slope_deg == (12.0,) * 4
+    steep = replace(TINY, per_family={**TINY.per_family, "steps": {
+        **TINY.per_family["steps"], "max_start_slope_deg": 20.0}})
+    kw = envconfig.env_kwargs("offroad_env/OffroadTraverse-v0",
+                              {"suite": _write(steep, tmp_path / "steep.json")})
+    assert kw["config"].task.max_start_slope_deg == (12.0, 12.0, 20.0, 20.0)
+    kw = envconfig.env_kwargs("offroad_env/OffroadTraverse-v0", {
+        "suite": path, "task": {"max_start_slope_deg": 90.0}})  # the flag: one limit, or none
+    assert kw["config"].task.max_start_slope_deg == 90.0
+    v1 = bench.load_suite("offroad-bench-v1")
+    lims = start_slope_limits(v1)
+    lv1 = v1.on_one_grid().levels
+    real = v1.families.index("real")
+    assert len(lims) == 140 and lims[lv1.map_index(real, 9, 1)] == 38.0
+    assert lims[lv1.map_index(real, 0, 0) - 1] == 12.0 and set(lims) == {12.0, 38.0}
     with pytest.raises(ValueError, match="OffroadTraverse-v0"):
         envconfig.env_kwargs("offroad_env/OffroadVelocity-v0", {"suite": path})
     with pytest.raises(ValueError, match="drop --terrain"):
