@@ -27,6 +27,10 @@ MAX_REDRAWS = 64
 MIN_GOAL_SHARE = 0.3
 
 
+#: ``(id(stack), map)`` already named in :func:`spawn_with_redraws`' warning (little flat ground)
+_FLAT_WARNED: set = set()
+
+
 class Spawn(NamedTuple):
     """The start of an episode, ``(N,)`` each: rear-axle pose ``x, y, yaw`` (world) [m, m,
     rad], goal ``goal_x, goal_y`` (world) [m], command ``cmd_speed`` [m/s], ``cmd_yaw_rate``
@@ -236,10 +240,13 @@ def spawn_with_redraws(draw: Callable[[int, torch.Tensor], torch.Tensor], use: t
             new = new._replace(map_index=spawn.map_index)
         spawn = Spawn(*(torch.where(bad, a, b) for a, b in zip(new, spawn)))
     if not bool((bad & ~seen).any()):
-        maps_ = sorted(set(spawn.map_index[bad].tolist()))
-        warnings.warn(f"no spawn with its goal on ground under max_start_slope_deg in "
-                      f"{MAX_REDRAWS} draws on maps {maps_[:20]}: those rows keep a steeper one "
-                      "(the map has little ground that flat)", stacklevel=3)
+        new_maps = sorted(i for i in set(spawn.map_index[bad].tolist())
+                          if (id(maps), i) not in _FLAT_WARNED)
+        if new_maps:  # each map of a stack named once
+            _FLAT_WARNED.update((id(maps), i) for i in new_maps)
+            warnings.warn(f"no spawn with its goal on ground under max_start_slope_deg in "
+                          f"{MAX_REDRAWS} draws on maps {new_maps[:20]}: those rows keep a "
+                          "steeper one (the map has little ground that flat)", stacklevel=3)
         return Spawn(*(torch.where(seen, a, b) for a, b in zip(kept, spawn)))
     bad = bad & ~seen
     rows = torch.nonzero(bad).flatten().tolist()

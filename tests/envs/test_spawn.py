@@ -155,9 +155,14 @@ def test_a_slope_limit_draws_starts_and_goals_on_flatter_ground():
 def test_slope_limits_per_map_and_a_map_without_flat_ground_keeps_its_draws():
     maps = terrain.HeightMap(torch.stack((_plane(20.0), _plane(20.0, 1.0))), 0.1)
     task = TaskConfig(goal_distance=(2.0, 6.0), spawn_margin=2.0, max_start_slope_deg=(12.0, 25.0))
-    with pytest.warns(UserWarning, match="max_start_slope_deg"):
+    with pytest.warns(UserWarning, match=r"max_start_slope_deg in 64 draws on maps \[0\]"):
         s = _draw(maps, task, n=512)
-    assert (s.map_index == 0).any() and (s.map_index == 1).any()  # map 0: nothing that flat
+    # map 0 has nothing that flat, and still holds its half of the rows (a row redraws on its
+    # first map: 512 draws, 4.4 sigma)
+    assert 0.4 < float((s.map_index == 0).double().mean()) < 0.6
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a map is named once
+        _draw(maps, task, n=512, seed=1)
     with pytest.raises(ValueError, match="3 limits; the stack has 2 maps"):
         spawn.slope_limits(maps, replace(task, max_start_slope_deg=(12.0, 25.0, 30.0)))
     with pytest.raises(ValueError, match="max_start_slope_deg"):
