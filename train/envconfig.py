@@ -10,10 +10,10 @@ Options (typed, in ``--help``), derived from the configs so that they stay in st
   options, or a map file (``.png``, ``.npy``, ``.txt``, with its sidecar);
 * ``--suite NAME|FILE``: an OffroadBench suite's task distribution (:mod:`train.suite`): its
   vehicle, models, families and levels (on one grid, :meth:`~train.suite.SuiteSpec.on_one_grid`),
-  goal distances, stuck time and time limit, starts and goals on ground as flat as its tasks'
-  (:func:`~train.suite.start_slope_limits`; ``--task-max-start-slope-deg`` overrides it), on
-  *other worlds* than the suite's test maps (the run's ``--terrain-seed``, default 0); the
-  other options apply on top.
+  goal distances, stuck time and time limit, on *other worlds* than the suite's test maps (the
+  run's ``--terrain-seed``, default 0); the other options apply on top. ``--suite-start-slopes``
+  draws starts and goals only on ground as flat as the suite's tasks'
+  (:func:`~train.suite.start_slope_limits`; ``--task-max-start-slope-deg``: one limit for all).
 
 Chosen over tyro or jsonargparse: the repository already derives argparse from its frozen
 dataclasses (the terrain command), the configs validate themselves when built, and the install
@@ -24,6 +24,7 @@ same environment (a map file is recorded by its path).
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import math
 from pathlib import Path
@@ -78,6 +79,11 @@ def add_env_arguments(parser) -> None:
                    help="train on an OffroadBench suite's tasks (its vehicle, models, families "
                         "and levels, time limit), on other worlds than its test maps; the run "
                         "starts from --preset suite unless another preset is named")
+    g.add_argument("--suite-start-slopes", dest="env.suite_start_slopes", default=None,
+                   action=argparse.BooleanOptionalAction,
+                   help="with --suite: draw starts and goals only on ground as flat as the "
+                        "suite's tasks' (its max_start_slope_deg per family; on in --preset "
+                        "suite; without --suite nothing)")
 
 
 def env_spec_from_args(args: dict) -> dict:
@@ -245,7 +251,8 @@ def env_kwargs(env_id: str, spec: dict | None, base=None, allow_modules: tuple =
     task_over = dict(spec.get("task", {}))
     reward = spec.get("reward", {})
     if spec.get("suite") is not None:
-        return _suite_kwargs(env_id, spec["suite"], kw, task_over, reward)
+        return _suite_kwargs(env_id, spec["suite"], kw, task_over, reward,
+                             bool(spec.get("suite_start_slopes")))
     if task_over or reward:
         # the id's whole config with the task field replaced: a TaskConfig given as ``task=``
         # would pick the defaults of its kind ("nav") and drop the id's terrain and observations
@@ -293,9 +300,11 @@ def _with_task(cfg: SimConfig, task_over: dict, reward: dict) -> SimConfig:
         cfg.task, **task_over, weights=dataclasses.replace(cfg.task.weights, **reward)))
 
 
-def _suite_kwargs(env_id: str, name: str, sim: dict, task_over: dict, reward: dict) -> dict:
+def _suite_kwargs(env_id: str, name: str, sim: dict, task_over: dict, reward: dict,
+                  start_slopes: bool = False) -> dict:
     """``make_vec`` keywords of a suite's training tasks (``--suite``): ``config`` (the
-    suite's traverse config on one grid, ``sim`` fields, task and reward overrides on top)
+    suite's traverse config on one grid, ``sim`` fields, task and reward overrides on top;
+    with ``start_slopes``, the suite's start and goal slope limits per family under them)
     and ``max_episode_steps`` (the suite's time limit)."""
     from .suite import load_suite, start_slope_limits, suite_config, suite_episode_steps
 
@@ -304,7 +313,8 @@ def _suite_kwargs(env_id: str, name: str, sim: dict, task_over: dict, reward: di
                          f"offroad_env/OffroadTraverse-v0, got {env_id!r}")
     full = load_suite(name)
     suite = full.on_one_grid()
-    task_over = {"max_start_slope_deg": start_slope_limits(full), **task_over}
+    if start_slopes:
+        task_over = {"max_start_slope_deg": start_slope_limits(full), **task_over}
     cfg = _with_task(suite_config(suite, **{"terrain_seed": SimConfig().terrain_seed, **sim}),
                      task_over, reward)
     return {"config": cfg, "max_episode_steps": suite_episode_steps(suite, cfg)}

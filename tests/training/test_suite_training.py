@@ -53,16 +53,20 @@ def test_the_suite_sets_the_training_env_on_other_worlds(tmp_path):
         "suite": path, "sim": {"terrain_seed": 7}, "reward": {"time": -1.0}})
     assert kw["config"].terrain_seed == 7 and kw["config"].task.weights.time == -1.0
     assert kw["config"].terrain == lv
-    # starts and goals on ground as flat as the suite's tasks', each family by its own limit
-    assert cfg.task.max_start_slope_deg == (12.0,) * 4
+    # starts and goals wherever they fit, or (--suite-start-slopes) on ground as flat as the
+    # suite's tasks', each family by its own limit
+    assert cfg.task.max_start_slope_deg is None
     steep = replace(TINY, per_family={**TINY.per_family, "steps": {
         **TINY.per_family["steps"], "max_start_slope_deg": 20.0}})
+    args = {"env.suite": _write(steep, tmp_path / "steep.json"), "env.suite_start_slopes": True}
     kw = envconfig.env_kwargs("offroad_env/OffroadTraverse-v0",
-                              {"suite": _write(steep, tmp_path / "steep.json")})
+                              envconfig.env_spec_from_args(args))
     assert kw["config"].task.max_start_slope_deg == (12.0, 12.0, 20.0, 20.0)
     kw = envconfig.env_kwargs("offroad_env/OffroadTraverse-v0", {
-        "suite": path, "task": {"max_start_slope_deg": 90.0}})  # the flag: one limit, or none
-    assert kw["config"].task.max_start_slope_deg == 90.0
+        "suite": path, "suite_start_slopes": True, "task": {"max_start_slope_deg": 30.0}})
+    assert kw["config"].task.max_start_slope_deg == 30.0  # the flag: one limit for all maps
+    assert "config" not in envconfig.env_kwargs(  # a preset's, on an env without a suite
+        "offroad_env/OffroadTraverse-v0", {"suite_start_slopes": True})
     v1 = bench.load_suite("offroad-bench-v1")
     lims = start_slope_limits(v1)
     lv1 = v1.on_one_grid().levels
@@ -89,7 +93,8 @@ def test_a_run_trained_on_a_suite_is_benched_and_evaluated_on_it(tmp_path, capsy
     assert plain["curriculum"] and plain["stats_window"] == 2000 and plain["num_envs"] == 8
     assert not plain["compile_env"] and plain["curriculum_init_level"] == 1
     assert plain["env_id"] == "offroad_env/OffroadTraverse-v0"  # a suite's id
-    assert plain["env"] == {"suite": path, "task": {"start_heading_spread": 0.5}}
+    assert plain["env"] == {"suite": path, "suite_start_slopes": True,
+                            "task": {"start_heading_spread": 0.5}}
     assert plain["env_resolved"]["dynamics"] == "rigid_body"
     # the checkpoint's observation layout is the suite env's: it runs on every grid group
     assert bench.main(["--suite", path, "--policy", f"ppo={out / 'checkpoint.pt'}",
@@ -120,8 +125,11 @@ def test_a_suite_run_starts_from_the_suite_preset_under_the_flags_given(tmp_path
     assert ppo.parse_args(["--suite", "offroad-bench-v1", "--task-start-heading-spread", "3.14"]
                           )["env.task.start_heading_spread"] == 3.14
     merged = PPOConfig.preset("suite", env={"suite": "offroad-bench-v1", "task": {"goal_radius": 1}})
-    assert merged.env == {"suite": "offroad-bench-v1",
+    assert merged.env == {"suite": "offroad-bench-v1", "suite_start_slopes": True,
                           "task": {"start_heading_spread": 0.5, "goal_radius": 1}}
+    assert args["env.suite_start_slopes"] is True  # starts and goals as flat as the suite's
+    assert ppo.parse_args(["--suite", "offroad-bench-v1", "--no-suite-start-slopes"]
+                          )["env.suite_start_slopes"] is False
     flags = ppo.parse_args(["--suite", "offroad-bench-v1", "--no-curriculum", "--num-envs", "64",
                             "--action-map", "twist"])
     assert not flags["curriculum"] and flags["num_envs"] == 64 and flags["compile_env"]
