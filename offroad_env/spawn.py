@@ -129,7 +129,8 @@ def ground_slope(maps: HeightMap, x: torch.Tensor, y: torch.Tensor,
     """``(N,)`` float64: the tangent of the steepest slope of the plane fitted (least squares) to
     the ground at :data:`SLOPE_GRID` about the points ``(x, y)`` ``(N,)`` (world) [m] of the
     maps ``map_index`` ``(N,)``; NaN where a point lies over a hole. OffroadBench's tasks start
-    and end where this is at most ``tan(max_start_slope_deg)`` (:func:`train.suite.suite_tasks`)."""
+    and end where this is at most ``tan(max_start_slope_deg)``
+    (:func:`train.suite.suite_tasks`)."""
     grid = SLOPE_GRID.to(x.device)
     qx = (x.double()[:, None] + grid[:, 0]).to(maps.dtype)
     qy = (y.double()[:, None] + grid[:, 1]).to(maps.dtype)
@@ -200,8 +201,9 @@ def spawn_with_redraws(draw: Callable[[int, torch.Tensor], torch.Tensor], use: t
     :data:`MAX_REDRAWS` times; then RuntimeError names the environments. With
     ``task.max_start_slope_deg``, a drawn spawn or goal on ground steeper than that
     (:func:`too_steep`) is drawn again, every redraw then on the row's first map (so a steep map
-    keeps its share of episodes); rows that find no flatter one in the rounds keep their last draw, with a warning
-    (a preference, never a failed reset). One host sync per round.
+    keeps its share of episodes); rows that find no flatter one in the rounds keep their last
+    draw that passed the other checks, with a warning naming the map (a preference, never a
+    failed reset). One host sync per round.
 
     ``draw(n, advance)`` returns ``n`` uniforms per selected environment and advances the
     streams of those where ``advance`` (bool, one per selected environment) is set; ``use``
