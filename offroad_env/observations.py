@@ -46,6 +46,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 import torch
 
+from .physics.batch import merge_rows
 from .sensors import height_scan
 from .state import wheel_ruts
 from .terms import check_term_output
@@ -261,6 +262,18 @@ class Observer:
         """``(low, high)`` float32 ``(D,)`` each."""
         return (np.concatenate([lo for _, _, lo, _ in self.terms]),
                 np.concatenate([hi for _, _, _, hi in self.terms]))
+
+    def refresh(self, obs: torch.Tensor | None, state, maps, idx: torch.Tensor | None
+                ) -> torch.Tensor:
+        """``(N, D)`` observations of ``state`` where only the rows ``idx`` ``(M,)`` changed
+        since ``obs`` ``(N, D)`` were observed (a reset): ``obs`` with those rows observed
+        again. Each built-in term is a function of its own row, so the result is what observing
+        every row gives (to the last bit where no vectorised kernel rounds a row by where it
+        falls in the batch). ``obs`` or ``idx`` None, or the config's own terms (which may read
+        across rows): every row is observed."""
+        if obs is None or idx is None or any(self._user):
+            return self(state, maps)
+        return merge_rows(obs, self(state.rows(idx), maps), idx=idx)
 
     def __call__(self, state, maps) -> torch.Tensor:
         """``(N, D)`` observations of ``state`` on ``maps``, clipped to the bounds."""

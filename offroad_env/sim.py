@@ -42,6 +42,16 @@ from .tasks import Task, contain_divergence
 __all__ = ["Simulator", "check_device"]
 
 
+def _check_new_terrain(sim, maps: HeightMap) -> None:
+    """ValueError unless ``maps`` can replace ``sim``'s (:meth:`Simulator.set_terrain`)."""
+    if maps.size != sim.world_maps.size or maps.bounds != sim.world_maps.bounds:
+        raise ValueError(f"terrain {maps!r} must cover the env's map: size "
+                         f"{sim.world_maps.size}, bounds {sim.world_maps.bounds}")
+    _check_maps(sim.model, maps, sim.cfg.task)
+    if sim.map_range is not None and bool((sum(sim.map_range) > len(maps)).any()):
+        raise ValueError(f"terrain {maps!r} has fewer maps than the env's map range needs")
+
+
 def _check_maps(model, maps: HeightMap, task) -> None:
     """ValueError where ``maps`` cannot hold the task's goals or the model cannot drive them."""
     check_goal_range(maps, task)
@@ -159,12 +169,7 @@ class Simulator:
         """Drive on ``maps`` (one map or a stack, world frame) from the next reset on. They must
         cover the configured maps' extent (the observation bounds depend on it); they are
         simulated in the same frame (:attr:`origin`)."""
-        if maps.size != self.world_maps.size or maps.bounds != self.world_maps.bounds:
-            raise ValueError(f"terrain {maps!r} must cover the env's map: size "
-                             f"{self.world_maps.size}, bounds {self.world_maps.bounds}")
-        _check_maps(self.model, maps, self.cfg.task)
-        if self.map_range is not None and bool((sum(self.map_range) > len(maps)).any()):
-            raise ValueError(f"terrain {maps!r} has fewer maps than the env's map range needs")
+        _check_new_terrain(self, maps)
         self.world_maps = maps.to(device=self.device, dtype=self.dtype)
         self.maps = localize(maps, self.origin, self.device, self.dtype)
 
@@ -201,12 +206,15 @@ class Simulator:
         return u
 
     def reset(self, mask: torch.Tensor, start_pose: torch.Tensor | None = None,
-              goal: torch.Tensor | None = None) -> torch.Tensor:
+              goal: torch.Tensor | None = None, obs: torch.Tensor | None = None
+              ) -> torch.Tensor:
         """Start new episodes in the masked environments; returns all observations ``(N, D)``.
 
         ``start_pose``: optional ``(N, 3)`` planar rear-axle pose ``(x, y, yaw)`` [m, m, rad],
         world frame, used instead of the random spawn (the goal and command are still drawn).
-        ``goal``: optional ``(N, 2)`` world goal [m] used instead of the drawn one.
+        ``goal``: optional ``(N, 2)`` world goal [m] used instead of the drawn one. ``obs``: the
+        ``(N, D)`` observations the step just returned: given, only the reset rows are observed
+        again (:meth:`~offroad_env.observations.Observer.refresh`).
 
         Every reset environment starts on a stable rest with its goal at ``goal_distance`` in
         the map less the margin: spawns that are not are drawn again from the environment's own
@@ -241,7 +249,7 @@ class Simulator:
         for sensor in SENSORS.values():
             st.put(mask, idx, **sensor.start(gc, self.cfg))
         st.put(mask, idx, **self.task.start(st, gc, self.maps, self.params, idx))
-        return self.observe()
+        return self.observer.refresh(obs, st, self.maps, idx)
 
     def _start_episodes(self, mask: torch.Tensor, idx: torch.Tensor | None,
                         start: torch.Tensor | None, goal: torch.Tensor | None = None):

@@ -98,6 +98,12 @@ class SimState:
         """A shallow copy: a snapshot, as steps replace tensors instead of writing into them."""
         return copy.copy(self)
 
+    def rows(self, idx: torch.Tensor) -> "SimState":
+        """The rows ``idx`` ``(M,)`` as the state of M environments (copies of those rows; the
+        placement too)."""
+        return SimState(self.fields, {name: getattr(self, name)[idx] for name in self.fields},
+                        None if self.contact is None else self.contact[idx])
+
     def put(self, mask: torch.Tensor, idx: torch.Tensor | None = None, **rows) -> None:
         """Replace rows of the named fields: the rows ``idx`` ``(M,)`` (then each value holds
         M rows), or else those where ``mask`` ``(N,)`` is set (values hold N rows)."""

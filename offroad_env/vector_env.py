@@ -146,7 +146,7 @@ class OffroadVectorEnv(SimulatorEnvBase, VectorEnv):
         out_info.update(_masked({"bad_action": info["bad_action"]}, ones))
         if pending is not None:
             if self._any(pending):
-                obs = self.sim.reset(pending)
+                obs = self.sim.reset(pending, obs=obs)
                 zero = torch.zeros_like(reward)
                 reward = torch.where(pending, zero, reward)
                 terminated = terminated & ~pending
@@ -161,7 +161,7 @@ class OffroadVectorEnv(SimulatorEnvBase, VectorEnv):
             if self._any(done):
                 final_obs = obs.clone()
                 final_info = {k: v for k, v in out_info.items()}
-                obs = self.sim.reset(done)
+                obs = self.sim.reset(done, obs=obs)
                 out_info["final_obs"] = final_obs
                 out_info["_final_obs"] = done.clone()
                 out_info["final_info"] = final_info

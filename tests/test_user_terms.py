@@ -279,3 +279,25 @@ def test_a_user_term_that_breaks_the_compiled_graph_is_named_in_a_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         env.step(torch.zeros(8, 2))
+
+
+def _x_from_the_mean(state, maps, cfg):
+    """A term that reads across rows: each row's x less the mean x of all rows (N, 1)."""
+    return (state.x - state.x.mean()).unsqueeze(1)
+
+
+def test_a_reset_observes_every_row_again_when_the_config_has_its_own_observation_terms():
+    # built-in terms are observed again only on the reset rows; a declared term may read
+    # across rows, so with one every row is observed again and the step's rows stay exact
+    cfg = _cfg(observations={"x_from_mean": ObservationTerm(_x_from_the_mean, 1, -1e3, 1e3)})
+    env = OffroadVectorEnv(num_envs=16, config=cfg, max_episode_steps=5)
+    env.reset(seed=2)
+    env.unwrapped.set_episode_steps(torch.arange(16) % 5)
+    sim = env.unwrapped.sim
+    g = torch.Generator().manual_seed(0)
+    resets = 0
+    for _ in range(8):
+        obs, _, term, trunc, _ = env.step(torch.rand(16, 2, generator=g) * 2 - 1)
+        resets += int((term | trunc).any())
+        assert torch.equal(obs, sim.observe())
+    assert resets >= 5

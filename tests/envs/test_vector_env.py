@@ -14,6 +14,7 @@ from gymnasium.vector import AutoresetMode
 
 import offroad_env
 from offroad_env import OffroadEnv, OffroadVectorEnv
+from offroad_env.observations import Observer
 from offroad_env.tasks import REASONS, EndReason
 
 from env_util import FLAT, SMALL, across_slope_env, make_vec, park_across, rollout, small_env
@@ -256,3 +257,39 @@ def test_async_make_vec_returns_after_the_parent_ran_an_env(tmp_path):
         "v.close(); print('ok', o.shape)\n")
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and "ok (2," in r.stdout, r.stderr[-1000:]
+
+
+
+@pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
+@pytest.mark.parametrize("dynamics", ["unicycle", "rigid_body"])
+def test_an_autoreset_observes_only_its_rows_and_equals_observing_all(mode, dynamics,
+                                                                     monkeypatch):
+    # the step's observations are kept for the rows that go on; only the reset rows are
+    # observed again (sim.reset(..., obs=)); every row is what observing the whole state gives
+    n = 12
+    env = OffroadVectorEnv(num_envs=n, autoreset_mode=mode, max_episode_steps=6,
+                           **small_env(dynamics=dynamics))
+    sim = env.unwrapped.sim
+    observe, sizes = Observer.__call__, []
+
+    def counting(self, state, maps):
+        sizes.append(state.x.shape[0])
+        return observe(self, state, maps)
+
+    monkeypatch.setattr(Observer, "__call__", counting)
+    env.reset(seed=3)
+    env.unwrapped.set_episode_steps(torch.arange(n) % 6)  # a few rows end at every step
+    g = torch.Generator().manual_seed(1)
+    done = torch.zeros(n, dtype=torch.bool)
+    subset_resets = 0
+    for _ in range(14):
+        sizes.clear()
+        o, _, term, trunc, _ = env.step(torch.rand(n, 2, generator=g) * 2 - 1)
+        reset = (term | trunc) if mode == AutoresetMode.SAME_STEP else done
+        done = term | trunc
+        full = observe(sim.observer, sim.state, sim.maps)
+        assert torch.equal(o[~reset], full[~reset])  # the step's own rows
+        torch.testing.assert_close(o[reset], full[reset], rtol=1e-6, atol=1e-6)
+        assert sizes == ([n, int(reset.sum())] if reset.any() else [n])
+        subset_resets += int(bool(reset.any()))
+    assert subset_resets >= 10
