@@ -263,6 +263,14 @@ class Observer:
         return (np.concatenate([lo for _, _, lo, _ in self.terms]),
                 np.concatenate([hi for _, _, _, hi in self.terms]))
 
+    def check_obs(self, obs: torch.Tensor | None, n: int) -> None:
+        """ValueError unless ``obs`` is None or an ``(n, D)`` tensor (what :meth:`refresh`
+        takes)."""
+        if obs is not None and (not isinstance(obs, torch.Tensor)
+                                or tuple(obs.shape) != (n, self.dim)):
+            raise ValueError(f"obs must be the ({n}, {self.dim}) observations of the state, "
+                             f"got {tuple(getattr(obs, 'shape', ())) or type(obs).__name__}")
+
     def refresh(self, obs: torch.Tensor | None, state, maps, idx: torch.Tensor | None
                 ) -> torch.Tensor:
         """``(N, D)`` observations of ``state`` where only the rows ``idx`` ``(M,)`` changed

@@ -223,6 +223,7 @@ class Simulator:
         every environment is, and the masked rows are kept, with one host sync per check round
         (goals and holes, then the rest).
         """
+        self.observer.check_obs(obs, self.n)  # before anything changes
         for hook in self._reset_hooks:
             hook(mask)
         if self._events["reset"]:

@@ -293,3 +293,8 @@ def test_an_autoreset_observes_only_its_rows_and_equals_observing_all(mode, dyna
         assert sizes == ([n, int(reset.sum())] if reset.any() else [n])
         subset_resets += int(bool(reset.any()))
     assert subset_resets >= 10
+    before = sim.state.x.clone()
+    for bad in (o[:, :3], o[:5], o.numpy()):  # refused before the reset changes anything
+        with pytest.raises(ValueError, match=r"obs must be the \(12, \d+\) observations"):
+            sim.reset(torch.ones(n, dtype=torch.bool), obs=bad)
+    assert torch.equal(sim.state.x, before)
