@@ -27,8 +27,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from offroad_env import OffroadVectorEnv  # noqa: E402
-from offroad_env.tasks import EndReason  # noqa: E402
-from train.suite import load_suite, suite_config, suite_tasks  # noqa: E402
+from offroad_env.task.task import EndReason  # noqa: E402
+from train.common.suite import load_suite, suite_config, suite_tasks  # noqa: E402
 
 
 def run_group(spec, steps: int) -> dict:

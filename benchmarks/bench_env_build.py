@@ -31,8 +31,8 @@ import torch
 torch.set_num_threads({threads})
 t0 = time.perf_counter()
 from offroad_env import OffroadVectorEnv
-import offroad_env.frames as frames
-from train.envconfig import env_kwargs
+import offroad_env.core.frames as frames
+from train.common.envconfig import env_kwargs
 spent = []
 stack = frames._level_stack
 def timed(*args):

@@ -32,8 +32,8 @@ import gymnasium as gym  # noqa: E402
 
 import offroad_env  # noqa: E402,F401  (registers the ids)
 from offroad_env.physics.ground import rigid_contact  # noqa: E402
-from offroad_env.sim import Simulator  # noqa: E402
-from offroad_env.config import make_config  # noqa: E402
+from offroad_env.sim.simulator import Simulator  # noqa: E402
+from offroad_env.sim.config import make_config  # noqa: E402
 
 
 def build_model(hm, vehicle):

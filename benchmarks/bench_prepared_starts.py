@@ -1,5 +1,5 @@
 """Benchmark: an env's step with its next starts prepared ahead against the reset computed where
-it happens (``offroad_env.next_starts``; issue 46), side by side in one process.
+it happens (``offroad_env.core.next_starts``; issue 46), side by side in one process.
 
     python benchmarks/bench_prepared_starts.py [--env-id offroad_env/OffroadNav-v0]
         [--num-envs 1024] [--steps 100] [--repeats 5] [--threads 2] [--compile]

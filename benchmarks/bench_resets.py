@@ -28,7 +28,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from offroad_env import OffroadVectorEnv  # noqa: E402
-from train.envconfig import env_kwargs  # noqa: E402
+from train.common.envconfig import env_kwargs  # noqa: E402
 
 
 def main(argv=None):

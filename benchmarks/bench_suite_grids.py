@@ -4,8 +4,8 @@
         [--steps 24] [--repeats 3] [--threads 2] [--compile]
 
 ``train.ppo --suite`` trains every family on one map stack: the finest group's grid
-(:meth:`train.suite.SuiteSpec.on_one_grid`; v1: 2.5 cm, so every wheel carries 15 rim samples).
-The suite judges each family on its own grid (:meth:`~train.suite.SuiteSpec.groups`). This
+(:meth:`train.common.suite.SuiteSpec.on_one_grid`; v1: 2.5 cm, so every wheel carries 15 rim samples).
+The suite judges each family on its own grid (:meth:`~train.common.suite.SuiteSpec.groups`). This
 builds both: the one-grid env with ``--num-envs`` rows, and one env per group with the rows
 split by the group's share of the families (what a training env made of the groups would
 step). Each env steps the same policy-like actions (Gaussian, std 0.6, clipped: an untrained
@@ -28,7 +28,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from offroad_env import OffroadVectorEnv  # noqa: E402
-from train.suite import load_suite, suite_config, suite_episode_steps  # noqa: E402
+from train.common.suite import load_suite, suite_config, suite_episode_steps  # noqa: E402
 
 
 def _env(spec, n: int, compile: bool) -> OffroadVectorEnv:

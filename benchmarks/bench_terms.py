@@ -33,7 +33,7 @@ torch.set_num_threads(int(sys.argv[5]))
 dynamics, with_term = sys.argv[6], sys.argv[7] == "1"
 kw = {}
 if with_term:
-    from offroad_env.terms import RewardTerm
+    from offroad_env.task.terms import RewardTerm
     import bench_term_fn
     kw["rewards"] = {"action_l1": RewardTerm(bench_term_fn.action_l1, weight=-0.01)}
 cfg = make_config("nav", dynamics=dynamics, **kw)

@@ -9,7 +9,7 @@ Each case trains ``train.ppo`` (OffroadNav-v0, 256 envs x 64 steps, 8 iterations
 process and reports env-steps/s of training after the first iteration (start-up left out),
 the median of ``repeats`` runs. "busy" runs ``busy`` single-threaded spin loops (other work on
 the machine) beside the training. ``--threads 0`` is the default: the physical cores capped at
-the free ones (:func:`offroad_env.devices.default_threads`).
+the free ones (:func:`offroad_env.core.devices.default_threads`).
 """
 
 from __future__ import annotations

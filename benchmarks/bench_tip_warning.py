@@ -31,9 +31,9 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from offroad_env import OffroadVectorEnv  # noqa: E402
-from offroad_env.tasks import EndReason  # noqa: E402
-from train.policies import baseline  # noqa: E402
-from train.suite import load_suite, suite_config  # noqa: E402
+from offroad_env.task.task import EndReason  # noqa: E402
+from train.planners.baselines import baseline  # noqa: E402
+from train.common.suite import load_suite, suite_config  # noqa: E402
 
 SIGNALS = ("energy_margin", "stability")
 

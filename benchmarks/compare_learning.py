@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench_train import CONFIGS, run as throughput  # noqa: E402
 
 from train.bench import wilson  # noqa: E402
-from train.checkpoint import load_checkpoint  # noqa: E402
+from train.common.checkpoint import load_checkpoint  # noqa: E402
 from train.evaluate import evaluate  # noqa: E402
 from train.ppo import PPOConfig, train  # noqa: E402
 

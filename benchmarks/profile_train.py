@@ -25,8 +25,10 @@ import time
 
 import torch
 
-from train import algorithm, logs, ppo
-from train.agent import Agent
+from train.ppo import algorithm
+from train.common import logs
+from train import ppo
+from train.common.agent import Agent
 
 T_ACC = collections.defaultdict(float)
 PHASE = ["other"]

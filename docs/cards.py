@@ -4,7 +4,7 @@
 A card reads the registry (entry points, time limit, kwargs), the env built by ``gym.make``
 (spaces, ``obs_layout``, the bounds of each term), the config (the model, the ground, the
 vehicle, the task, the reward weights, the fields that differ from ``SimConfig``'s defaults),
-the docstrings that define the terms (the observation table of ``offroad_env.observations``,
+the docstrings that define the terms (the observation table of ``offroad_env.task.observations``,
 ``RewardWeights``, ``TaskConfig``, the tasks of ``make_config``), ``EndReason``, and the
 CHANGELOG's lines that name the id. The episode GIF is the gallery's (``docs/gifs.py``).
 
@@ -52,8 +52,8 @@ def _attributes(doc: str, heading: str = "Attributes") -> dict[str, str]:
 
 
 def _obs_meanings() -> dict[str, str]:
-    """``{term: meaning}`` from the table in :mod:`offroad_env.observations`' docstring."""
-    import offroad_env.observations as obs
+    """``{term: meaning}`` from the table in :mod:`offroad_env.task.observations`' docstring."""
+    import offroad_env.task.observations as obs
 
     rows, cur = {}, None
     for line in obs.__doc__.split("\n"):
@@ -123,9 +123,9 @@ def card(env_id: str) -> str:
     import gymnasium as gym
 
     import offroad_env
-    from offroad_env.config import SimConfig
-    from offroad_env.rewards import RewardWeights
-    from offroad_env.tasks import REASONS
+    from offroad_env.sim.config import SimConfig
+    from offroad_env.task.rewards import RewardWeights
+    from offroad_env.task.task import REASONS
 
     spec = gym.spec(env_id)
     env = gym.make(env_id)

@@ -71,7 +71,7 @@ def _env(settings: dict):
 
     import offroad_env
     import terrain
-    from train.policies import heuristic_policy
+    from train.planners.baselines import heuristic_policy
 
     view = dict(render_mode="rgb_array", render_view="follow")
     if settings["kind"] == "card":

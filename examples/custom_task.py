@@ -1,5 +1,5 @@
 """Your own task without forking: a reward, a termination, an observation and a reset event,
-declared here as terms (offroad_env.terms), trained with PPO for a short run and evaluated.
+declared here as terms (offroad_env.task.terms), trained with PPO for a short run and evaluated.
 
     python examples/custom_task.py --total-steps 200000 --out runs/custom
 
@@ -24,8 +24,8 @@ from pathlib import Path
 import torch
 
 import terrain
-from offroad_env.terms import EventTerm, ObservationTerm, RewardTerm, TerminationTerm
-from offroad_env.state import wheel_ruts
+from offroad_env.task.terms import EventTerm, ObservationTerm, RewardTerm, TerminationTerm
+from offroad_env.core.state import wheel_ruts
 
 HALF_WIDTH = 10.5  # the corridor's half-width [m]
 

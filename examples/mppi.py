@@ -1,6 +1,6 @@
 """Drive one Husky over a real DEM with MPPI on the simulator itself, and plot what it sampled.
 
-The planner (``train.mppi``) is privileged: each control step it snapshots the env
+The planner (``train.planners.mppi``) is privileged: each control step it snapshots the env
 (``env.get_state()``), steps K candidate action sequences of H steps on a second simulator that
 shares the maps (``env.lookahead``), and takes the first action of their reward-weighted mean.
 The task is OffroadBench v2's: the physical Husky on a 24 m window of the bundled SRTM DEM (the
@@ -18,10 +18,10 @@ import numpy as np
 import torch
 
 from offroad_env import OffroadVectorEnv
-from offroad_env.plots import pyplot
-from offroad_env.tasks import EndReason
-from train.mppi import mppi_policy
-from train.suite import load_suite, suite_config, suite_episode_steps, suite_tasks
+from offroad_env.drawing.plots import pyplot
+from offroad_env.task.task import EndReason
+from train.planners.mppi import mppi_policy
+from train.common.suite import load_suite, suite_config, suite_episode_steps, suite_tasks
 
 
 def main(argv=None):

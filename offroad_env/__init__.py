@@ -3,9 +3,9 @@
 The physics is one batched torch core (first dimension = environment index): vehicles
 (:mod:`offroad_env.physics.vehicle`), dynamics and actuation (:mod:`offroad_env.physics.dynamics`,
 :mod:`offroad_env.physics.drive`), ground following (the :mod:`offroad_env.physics.ground` package), sensors,
-observation terms, reward terms and end reasons (:mod:`offroad_env.sensors`,
-:mod:`offroad_env.observations`, :mod:`offroad_env.tasks`) over one state
-(:mod:`offroad_env.state`), orchestrated by :class:`Simulator` (:mod:`offroad_env.sim`), with
+observation terms, reward terms and end reasons (:mod:`offroad_env.core.sensors`,
+:mod:`offroad_env.task.observations`, :mod:`offroad_env.task.task`) over one state
+(:mod:`offroad_env.core.state`), orchestrated by :class:`Simulator` (:mod:`offroad_env.sim.simulator`), with
 the Gymnasium classes (:class:`OffroadVectorEnv`, :class:`OffroadEnv`) on top, all on the
 :mod:`terrain` package. ARCHITECTURE.md draws the house.
 
@@ -20,31 +20,39 @@ Importing the package registers the environments::
 
 import os
 
-from ._siblings import check_siblings
+from offroad_env._siblings import check_siblings
 
 check_siblings()  # a user's own `terrain` folder would be imported in place of ours
 
 import gymnasium as gym  # noqa: E402
 import torch  # noqa: E402
 
-from .datafiles import data_file  # noqa: E402
-from .devices import check_device  # noqa: E402
-from .config import HeightScanConfig, ImuConfig, SimConfig, TaskConfig, make_config
-from .env import OffroadEnv
-from .physics.ground import GroundContact, four_wheel, place, rigid_contact
-from .physics.vehicle import Vehicle, eight_wheel_rover, husky, preset, rc_truck, six_wheel_rover
-from .sim import Simulator
-from .snapshot import Snapshot, get_state, set_state
-from .tasks import EndReason
-from .vector_env import OffroadVectorEnv
+from offroad_env.core.devices import check_device  # noqa: E402
+from offroad_env.core.state import wheel_ruts  # noqa: E402
+from offroad_env.data import data_file  # noqa: E402
+from offroad_env.env import OffroadEnv  # noqa: E402
+from offroad_env.physics.ground import (GroundContact, four_wheel, place,  # noqa: E402
+                                        rigid_contact)
+from offroad_env.physics.models.base import Field  # noqa: E402
+from offroad_env.physics.vehicle import (Vehicle, eight_wheel_rover, husky,  # noqa: E402
+                                         preset, rc_truck, six_wheel_rover)
+from offroad_env.sim.config import (HeightScanConfig, ImuConfig, SimConfig,  # noqa: E402
+                                    TaskConfig, make_config)
+from offroad_env.sim.simulator import Simulator  # noqa: E402
+from offroad_env.snapshot import Snapshot, get_state, set_state  # noqa: E402
+from offroad_env.task.task import EndReason  # noqa: E402
+from offroad_env.task.terms import (EventTerm, ObservationTerm, RewardTerm,  # noqa: E402
+                                    TerminationTerm)
+from offroad_env.vector_env import OffroadVectorEnv  # noqa: E402
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = ["Vehicle", "husky", "six_wheel_rover", "eight_wheel_rover", "rc_truck", "preset",
            "GroundContact", "four_wheel", "rigid_contact", "place", "SimConfig", "TaskConfig",
            "ImuConfig", "HeightScanConfig", "Simulator", "make_config", "EndReason", "OffroadEnv",
            "OffroadVectorEnv", "ENV_IDS", "check_device", "data_file", "Snapshot", "get_state",
-           "set_state"]
+           "set_state", "RewardTerm", "TerminationTerm", "ObservationTerm", "EventTerm", "Field",
+           "wheel_ruts"]
 
 def _one_thread_after_fork() -> None:
     """In a forked child (gymnasium's async vector env forks by default), torch's intra-op

@@ -1,3 +1,3 @@
-from .cli import main
+from offroad_env.cli import main
 
 raise SystemExit(main())

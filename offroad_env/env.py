@@ -20,9 +20,10 @@ import torch
 import gymnasium as gym
 from gymnasium import spaces
 
-from .config import SimConfig
-from .seams import SimulatorEnvBase, episode_ends
-from .tasks import end_code
+from offroad_env.sim.config import SimConfig
+from offroad_env.seams import SimulatorEnvBase
+from offroad_env.task.task import episode_ends
+from offroad_env.task.task import end_code
 
 __all__ = ["OffroadEnv"]
 

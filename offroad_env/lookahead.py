@@ -22,10 +22,10 @@ from typing import NamedTuple
 
 import torch
 
-from .frames import to_world
-from .seams import episode_ends
-from .sim import Simulator
-from .snapshot import Snapshot, check_fits, restore_sim, sim_tensors_view
+from offroad_env.core.frames import to_world
+from offroad_env.task.task import episode_ends
+from offroad_env.sim.simulator import Simulator
+from offroad_env.snapshot import Snapshot, check_fits, restore_sim, sim_tensors_view
 
 __all__ = ["Lookahead", "Rollout"]
 
@@ -33,7 +33,7 @@ __all__ = ["Lookahead", "Rollout"]
 class Rollout(NamedTuple):
     """What a look-ahead returns, ``(H, M, ...)``: ``obs`` ``(H, M, D)``, ``reward``,
     ``terminated``, ``truncated`` (bool), ``end_reason`` (int64
-    :class:`~offroad_env.tasks.EndReason` codes, 0 while running) and ``position`` ``(H, M,
+    :class:`~offroad_env.task.task.EndReason` codes, 0 while running) and ``position`` ``(H, M,
     2)`` the rear axle's world ``(x, y)`` [m] (float64; frozen once a row ends)."""
 
     obs: torch.Tensor

@@ -19,20 +19,21 @@ from gymnasium.vector import AutoresetMode
 
 from terrain import HeightMap
 
-from . import rng as rngmod
-from .config import SimConfig, make_config
-from .frames import to_world
-from .params import PARAMS
-from .physics.ground import GroundContact
-from .physics.vehicle import Vehicle
-from .render import Renderer
-from .rest_probe import rest_shares
-from .sim import Simulator
-from .snapshot import Snapshot, face_state, restore_face
-from .state import wheel_ruts
-from .tasks import REWARD_TERMS, EndReason
+from offroad_env.core import rng as rngmod
+from offroad_env.sim.config import SimConfig, make_config
+from offroad_env.core.frames import to_world
+from offroad_env.core.params import PARAMS
+from offroad_env.physics.ground import GroundContact
+from offroad_env.physics.vehicle import Vehicle
+from offroad_env.drawing.render import Renderer
+from offroad_env.sim.rest_probe import rest_shares
+from offroad_env.sim.simulator import Simulator
+from offroad_env.snapshot import Snapshot, face_state, restore_face
+from offroad_env.core.state import wheel_ruts
+from offroad_env.lookahead import Lookahead
+from offroad_env.task.task import REWARD_TERMS
 
-__all__ = ["episode_ends", "reset_mask", "autoreset_mode", "StateView", "SimulatorSeams",
+__all__ = ["reset_mask", "autoreset_mode", "StateView", "SimulatorSeams",
            "SimulatorEnvBase"]
 
 
@@ -60,27 +61,6 @@ def autoreset_mode(env) -> AutoresetMode:
     if mode is None:
         mode = env.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP)
     return AutoresetMode(mode)
-
-
-def episode_ends(steps: torch.Tensor, ended: torch.Tensor, reason: torch.Tensor,
-                 max_episode_steps: int | None, time_outs: tuple[int, ...] = (
-                     int(EndReason.STUCK),)) -> tuple[torch.Tensor, ...]:
-    """``(terminated, truncated, reason)`` after a step whose simulator ended the rows
-    ``ended`` with ``reason``: a stuck episode (:attr:`EndReason.STUCK`) is truncated, not
-    terminated, as is one that a user termination with ``time_out`` ended (``time_outs``: the
-    truncating codes, ``Task.time_out_codes``); so is one that reached ``max_episode_steps``
-    (never with None), whose reason is :attr:`EndReason.TIME_LIMIT` where nothing else ended
-    it."""
-    stuck = reason == time_outs[0]
-    for code in time_outs[1:]:
-        stuck = stuck | (reason == code)
-    terminated = ended & ~stuck
-    if max_episode_steps is None:
-        return terminated, ended & stuck, reason
-    timed_out = steps >= max_episode_steps
-    reason = torch.where(timed_out & ~ended,
-                         torch.full_like(reason, int(EndReason.TIME_LIMIT)), reason)
-    return terminated, timed_out | (ended & stuck), reason
 
 
 class StateView(NamedTuple):
@@ -151,7 +131,7 @@ class SimulatorSeams:
 
     @property
     def end_labels(self) -> dict[int, str]:
-        """``{code: label}`` of ``info["end_reason"]``: :class:`~offroad_env.tasks.EndReason`
+        """``{code: label}`` of ``info["end_reason"]``: :class:`~offroad_env.task.task.EndReason`
         and the config's termination terms (``SimConfig.terminations``)."""
         return dict(self.sim.task.end_labels)
 
@@ -202,7 +182,6 @@ class SimulatorSeams:
         ``actions`` may instead be a policy ``act(obs (M, D)) -> (M, A)``, run closed loop
         for at most ``horizon`` steps and stopped once every row has ended
         (:class:`offroad_env.lookahead.Lookahead`)."""
-        from .lookahead import Lookahead
         if self._lookaheads is None:
             self._lookaheads = {}
         m = len(snapshot)
@@ -234,7 +213,7 @@ class SimulatorSeams:
 
     def set_params(self, mask: torch.Tensor, **values) -> None:
         """Per-environment physical parameters (see
-        :meth:`offroad_env.sim.Simulator.set_params`)."""
+        :meth:`offroad_env.sim.simulator.Simulator.set_params`)."""
         self.sim.set_params(mask, **values)
 
     @property
@@ -256,7 +235,7 @@ class SimulatorSeams:
     def rest_shares(self, samples: int = 32, seed: int = 0) -> torch.Tensor:
         """``(M,)`` float64: per map of :attr:`terrain`, the share of ``samples`` spawns drawn
         on it (fixed streams of ``seed``) that are a stable rest for the nominal vehicle, by
-        the reset's own code and judgement (:func:`offroad_env.rest_probe.rest_shares`); the
+        the reset's own code and judgement (:func:`offroad_env.sim.rest_probe.rest_shares`); the
         env's state and streams are not touched. A map range whose share is near 0 stops a
         reset (its redraws run out)."""
         return rest_shares(self.sim, samples, seed)

@@ -4,14 +4,14 @@ a model: save, roll candidate actions forward, restore).
 A :class:`Snapshot` is a set of batched tensors, one row per environment, plus plain-Python
 metadata:
 
-* ``state/<field>``: every field of the simulator's state (:mod:`offroad_env.state`): the
+* ``state/<field>``: every field of the simulator's state (:mod:`offroad_env.core.state`): the
   model's (a physical body's pose, velocities, wheel spins, ruts), the sensors' (the IMU's
   filters and biases), the task's (goal, counters, timers, holds), the previous action, the
   episode's step count and each environment's random stream (``keys``, ``counters``);
 * ``contact/<field>``, ``loads/<field>``: the last placement (the next step starts from it);
 * ``params/<name>``: per-environment parameters (domain randomization), where set;
   ``map_range/lo``, ``map_range/count``: per-environment map ranges, where set;
-* ``ahead/...``: the next starts prepared ahead (:mod:`offroad_env.next_starts`), where held:
+* ``ahead/...``: the next starts prepared ahead (:mod:`offroad_env.core.next_starts`), where held:
   a restored env prepares in the same batches and replays bit for bit;
 * ``env/done``, ``env/end_reasons`` (the vector env's autoreset bookkeeping);
 * ``meta``: the format version, a digest of the config (the fields that take part in config
@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .params import PARAMS
+from offroad_env.core.params import PARAMS
 
 __all__ = ["Snapshot", "FORMAT_VERSION", "config_digest", "maps_digest", "get_state",
            "set_state"]
@@ -121,7 +121,7 @@ class Snapshot:
 
 # ---------------------------------------------------------------------------- digests
 def config_digest(cfg) -> str:
-    """A digest of the :class:`~offroad_env.config.SimConfig` fields that take part in its
+    """A digest of the :class:`~offroad_env.sim.config.SimConfig` fields that take part in its
     equality (``heightmap`` does not: :func:`maps_digest` covers the maps)."""
     parts = [f"{f.name}={getattr(cfg, f.name)!r}" for f in dataclasses.fields(cfg) if f.compare]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
@@ -157,7 +157,7 @@ def sim_tensors(sim) -> dict[str, torch.Tensor]:
     if sim.map_range is not None:
         out["map_range/lo"], out["map_range/count"] = sim.map_range
     held = None if sim.next_starts is None else sim.next_starts.held()
-    if held is not None:  # the prepared next starts (offroad_env.next_starts)
+    if held is not None:  # the prepared next starts (offroad_env.core.next_starts)
         out.update({f"ahead/state/{k}": v for k, v in held.pop("rows").items()})
         out.update({f"ahead/{k}": v for k, v in _contact_tensors(held.pop("contact")).items()})
         out.update({f"ahead/{k}": v for k, v in held.items()})
@@ -236,7 +236,7 @@ def restore_sim(sim, snap: Snapshot) -> None:
 def _contact_from(t: dict, prefix: str, like):
     """The ground contact held in ``t`` under ``prefix`` (``contact/``, ``loads/``), in the
     layouts of ``like`` (a ``GroundContact`` of the same env)."""
-    from .physics.ground.contact import GroundContact, WheelLoads
+    from offroad_env.physics.ground.contact import GroundContact, WheelLoads
     old = like.with_loads()
     kw = {f.name: (getattr(old, f.name) if f.metadata.get("shared")
                    else _like(t[f"{prefix}contact/{f.name}"], getattr(old, f.name)))

@@ -1,11 +1,11 @@
 """``OffroadVectorEnv``: a native torch :class:`gymnasium.vector.VectorEnv` over one batched
-:class:`~offroad_env.sim.Simulator`.
+:class:`~offroad_env.sim.simulator.Simulator`.
 
 Spec sheet
 ----------
 * Observations ``(N, D)`` float32 tensors on the env's device, the terms of
   ``config.obs_terms`` in order (``env.obs_layout`` gives their slices). The table of terms with
-  their frames, units and bounds is :mod:`offroad_env.observations`; the nav task's default is
+  their frames, units and bounds is :mod:`offroad_env.task.observations`; the nav task's default is
   ``z_rel, roll_pitch, yaw_sincos, body_velocity, imu, goal, prev_action`` (18 values), the
   velocity task has ``command`` instead of ``goal``, and ``config.height_scan`` adds
   ``height_scan``.
@@ -13,14 +13,14 @@ Spec sheet
   ``max_yaw_rate``; Ackermann ``(v, steering rate)``; skid-steer ``(left, right)`` wheel speed
   targets scaled by ``max_speed / wheel_radius``. NaN/inf raise ValueError naming the envs (or,
   with ``nan_action="zero"``, are zeroed and flagged in ``info["bad_action"]``).
-* Reward: weighted sum of the terms in :class:`~offroad_env.tasks.RewardWeights`, each reported
+* Reward: weighted sum of the terms in :class:`~offroad_env.task.task.RewardWeights`, each reported
   as ``info["reward/<term>"]``.
 * ``terminated``: tip-over (the force-angle margin negative for ``tip_hold_time``, roll or pitch
   past the static-stability limits, or lost support with rigid contact; ``TaskConfig.tip_rule``),
   off the map, a wheel over a hole, goal reached (one end reason per end, and the tip-over
   reward term only where the end is a tip-over). ``truncated``: the time limit
   (``max_episode_steps``), or no progress toward the goal for ``TaskConfig.stuck_time`` (off by
-  default; end reason ``stuck``). ``info["end_reason"]`` codes: :class:`~offroad_env.tasks.EndReason`.
+  default; end reason ``stuck``). ``info["end_reason"]`` codes: :class:`~offroad_env.task.task.EndReason`.
 * Autoreset: ``AutoresetMode.NEXT_STEP`` (default), ``SAME_STEP`` (``info["final_obs"]``,
   ``info["final_info"]``) or ``DISABLED`` (reset finished envs with ``options={"reset_mask":
   mask}``).
@@ -36,8 +36,9 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from .config import SimConfig
-from .seams import SimulatorEnvBase, episode_ends, reset_mask
+from offroad_env.sim.config import SimConfig
+from offroad_env.seams import SimulatorEnvBase, reset_mask
+from offroad_env.task.task import episode_ends
 
 __all__ = ["OffroadVectorEnv"]
 
@@ -59,7 +60,7 @@ class OffroadVectorEnv(SimulatorEnvBase, VectorEnv):
 
     Args:
         num_envs: N.
-        task: ``"nav"`` or ``"velocity"`` (see :func:`~offroad_env.config.make_config`).
+        task: ``"nav"`` or ``"velocity"`` (see :func:`~offroad_env.sim.config.make_config`).
         config: a full :class:`SimConfig` (overrides ``task``'s defaults).
         max_episode_steps: truncate episodes after this many steps (None: never).
         autoreset_mode: an :class:`AutoresetMode` or its value.
@@ -176,7 +177,7 @@ class OffroadVectorEnv(SimulatorEnvBase, VectorEnv):
 
     @property
     def end_reasons(self) -> torch.Tensor:
-        """``(N,)`` int64 :class:`~offroad_env.tasks.EndReason` codes of the last step, time
+        """``(N,)`` int64 :class:`~offroad_env.task.task.EndReason` codes of the last step, time
         limit included (0 where the episode went on, and before the first step), set before
         any autoreset of that step: a reset hook reads the ending episodes' reasons here."""
         return self._end_reasons

@@ -30,6 +30,8 @@ import math
 
 import numpy as np
 
+from .placement import TerrainFileError
+
 __all__ = ["read_geotiff", "write_geotiff", "metres_per_degree"]
 
 _VERTICAL_UNITS = {9001: 1.0, 9002: 0.3048, 9003: 1200.0 / 3937.0}
@@ -40,7 +42,6 @@ def _tifffile(path):
     try:
         import tifffile
     except ImportError:
-        from .io import TerrainFileError
         raise TerrainFileError(f"{path}: reading and writing GeoTIFF needs tifffile: pip install "
                                "'offroad-env[geo]' (or pip install tifffile)") from None
     return tifffile

@@ -9,7 +9,7 @@ import torch
 
 import terrain
 from offroad_env import OffroadVectorEnv, Simulator
-from offroad_env.config import SimConfig
+from offroad_env.sim.config import SimConfig
 
 
 FLAT = terrain.FlatConfig(size=(30.0, 30.0), resolution=(0.25, 0.25))

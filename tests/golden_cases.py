@@ -43,7 +43,7 @@ import torch
 
 import offroad_env  # noqa: F401  (registers the ids)
 import terrain
-from offroad_env.config import ImuConfig, TaskConfig
+from offroad_env.sim.config import ImuConfig, TaskConfig
 
 STEPS = 300
 N_ENVS = 3
@@ -187,7 +187,7 @@ def rollout(name: str, steps: int = STEPS, nudge=None, before=None,
             nudge_state(sim, start)
         if seed is not None:
             gen = torch.Generator().manual_seed(seed)
-    names = list(offroad_env.tasks.REASONS.values())
+    names = list(offroad_env.task.task.REASONS.values())
     rng = np.random.default_rng(7)
     out = {"obs": [np.asarray(obs)[None].copy() if single else np.asarray(obs).copy()],
            "reward": [], "terminated": [], "truncated": [],

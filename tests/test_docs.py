@@ -39,7 +39,7 @@ def test_a_card_holds_the_ids_spaces_terms_and_ends(env_id):
 
 def test_the_api_pages_cover_every_module_but_the_aliases():
     mods = api_pages.modules("offroad_env")
-    assert "offroad_env.terms" in mods and "offroad_env.physics.rigid_body" in mods
+    assert "offroad_env.task.terms" in mods and "offroad_env.physics.rigid_body" in mods
     assert "offroad_env.vehicle" not in mods  # a deprecated alias of offroad_env.physics.vehicle
     assert "offroad_env.cli" not in mods
 

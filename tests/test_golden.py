@@ -46,7 +46,7 @@ import pytest
 import torch
 
 from golden_cases import CASES, DYNAMIC_CASES, FILE, compare, load, make, rollout
-from offroad_env.params import nominal_params
+from offroad_env.core.params import nominal_params
 from offroad_env.physics import vehicle as vehicle_mod
 
 #: steps the sensitivity checks run (a change seen here is seen over the whole horizon)

@@ -24,7 +24,7 @@ def test_sb3_ppo_learns_flat_navigation():
     from stable_baselines3 import PPO
     from stable_baselines3.common.vec_env import VecMonitor
 
-    from offroad_env.config import TaskConfig
+    from offroad_env.sim.config import TaskConfig
     from wrappers import SB3VecEnv
 
     def make():
@@ -120,7 +120,7 @@ def test_ppo_writes_tensorboard_events(tmp_path):
     acc = EventAccumulator(str(tmp_path / "tb"))
     acc.Reload()
     tags = acc.Tags()["scalars"]
-    assert "losses/value_loss" in tags and "reward/progress" in tags  # train.logs.TB_TAGS
+    assert "losses/value_loss" in tags and "reward/progress" in tags  # train.common.logs.TB_TAGS
     assert len(acc.Scalars("losses/value_loss")) == 2  # one per iteration
 
 

@@ -1,4 +1,4 @@
-"""Terms that keep state (``state_fields``, offroad_env.terms): the fields join the simulator's
+"""Terms that keep state (``state_fields``, offroad_env.task.terms): the fields join the simulator's
 state, restart with each episode (or not), travel in snapshots and the compiled step, and a
 term that writes one badly is refused by name. Checked against hand computations on the same
 states."""
@@ -8,8 +8,8 @@ import torch
 
 import terrain
 from offroad_env import OffroadVectorEnv, make_config
-from offroad_env.sim import Simulator
-from offroad_env.terms import (FIRST_USER_CODE, EventTerm, Field, RewardTerm, TerminationTerm,
+from offroad_env.sim.simulator import Simulator
+from offroad_env.task.terms import (FIRST_USER_CODE, EventTerm, Field, RewardTerm, TerminationTerm,
                                terms_from_plain, terms_to_plain)
 
 THRESHOLD = 0.05  # mean |slip ratio| above which a step counts as slipping

@@ -7,7 +7,7 @@ import warnings
 import pytest
 import torch
 
-from offroad_env import devices
+from offroad_env.core import devices
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Your own task without forking (offroad_env.terms): one term of each kind, declared here,
+"""Your own task without forking (offroad_env.task.terms): one term of each kind, declared here,
 outside the package, and checked against hand computations on the same states."""
 
 import math
@@ -9,7 +9,7 @@ import torch
 
 import terrain
 from offroad_env import OffroadEnv, OffroadVectorEnv, make_config
-from offroad_env.terms import (FIRST_USER_CODE, EventTerm, ObservationTerm, RewardTerm,
+from offroad_env.task.terms import (FIRST_USER_CODE, EventTerm, ObservationTerm, RewardTerm,
                                TerminationTerm, load_term, term_path)
 
 CORRIDOR = 3.0  # half-width [m] of the corridor along the sim frame's x axis
@@ -187,8 +187,8 @@ def test_terms_have_import_paths_and_loading_one_needs_permission():
 
 def test_a_run_records_its_terms_and_a_checkpoint_rebuilds_them_only_when_allowed(tmp_path):
     from train import ppo
-    from train.envconfig import env_kwargs
-    from offroad_env.terms import terms_from_plain, terms_to_plain
+    from train.common.envconfig import env_kwargs
+    from offroad_env.task.terms import terms_from_plain, terms_to_plain
 
     cfg = _cfg(**TERMS)
     plain = terms_to_plain(cfg)
@@ -229,7 +229,7 @@ def test_a_script_records_its_terms_by_its_own_importable_name(tmp_path):
     import sys
 
     (tmp_path / "my_terms.py").write_text(
-        "from offroad_env.terms import term_path, load_term\n\n"
+        "from offroad_env.task.terms import term_path, load_term\n\n"
         "def f(ctx):\n    return ctx\n\n"
         "if __name__ == '__main__':\n"
         "    p = term_path(f)\n"

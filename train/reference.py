@@ -18,7 +18,7 @@ report pairs the policies task by task:
 - the tasks no policy finishes (each policy's end reason; they are open, not impossible: see
   :func:`report`) and the tasks only the planner finishes.
 
-The planner is privileged (it plans on the true model and map, :mod:`train.mppi`): it is the
+The planner is privileged (it plans on the true model and map, :mod:`train.planners.mppi`): it is the
 reference learned policies are measured against, and the report says so.
 """
 
@@ -32,8 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .policies import BASELINES
-from .suite import SUITES_DIR, load_suite
+from train.planners.baselines import BASELINES
+from train.common.suite import SUITES_DIR, load_suite
 
 __all__ = ["mcnemar", "load_results", "report", "report_markdown", "store_reference", "main"]
 
@@ -164,10 +164,10 @@ def obstacle_notes(spec, open_tasks: list[dict]) -> dict[int, str]:
     against ``atan(mu)``. These are the obstacles; they do not prove a task impossible
     (momentum is not bounded here)."""
     import torch
-    from offroad_env.frames import build_maps
+    from offroad_env.core.frames import build_maps
     from terrain import level_spec
 
-    from .suite import suite_config, suite_tasks
+    from train.common.suite import suite_config, suite_tasks
 
     want = {(t["family"], t["task"]) for t in open_tasks if t["family"] in ("steps", "ditches")}
     if not want:
@@ -218,7 +218,7 @@ def obstacle_notes(spec, open_tasks: list[dict]) -> dict[int, str]:
 
 
 def _mu(spec) -> float:
-    from .suite import suite_config
+    from train.common.suite import suite_config
     return float(suite_config(spec.groups()[0]).ground_mu)
 
 

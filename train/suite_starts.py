@@ -9,7 +9,7 @@ A task's start is kept when, reset there with the brake on (the model's own rest
 * held braked for ``hold_steps`` steps (10 s), its episode does not end and its base moves
   less than ``max_creep`` (1 cm).
 
-Candidates are the suite's own draws (the plane-fit filter of :func:`~train.suite.suite_tasks`
+Candidates are the suite's own draws (the plane-fit filter of :func:`~train.common.suite.suite_tasks`
 first, ``candidates`` times the pairs a map needs, in draw order); each map keeps the first
 ``pairs`` that pass. The chosen tasks are written into the new spec (``tasks``), so every
 machine runs the same tasks whatever its last bit.
@@ -29,7 +29,7 @@ import torch
 
 from offroad_env import OffroadVectorEnv
 
-from .suite import SuiteSpec, load_suite, suite_config, suite_path, suite_tasks
+from train.common.suite import SuiteSpec, load_suite, suite_config, suite_path, suite_tasks
 
 __all__ = ["braked_check", "choose_tasks", "main"]
 

@@ -16,7 +16,7 @@ generated per reset). When an episode ends, the level it played moves by its out
 an episode starts the next one on the level already chosen for it, and the new level becomes the
 sub-env's map range right after that reset. So each sub-env runs two interleaved curricula (its
 odd and its even episodes), each moved by its own outcomes. Why: the physical model prepares
-each sub-env's next start ahead of its reset, in batches (:mod:`offroad_env.next_starts`), and a
+each sub-env's next start ahead of its reset, in batches (:mod:`offroad_env.core.next_starts`), and a
 prepared start holds only while the sub-env's map range is the one it was prepared on; a level
 chosen at the reset itself would void almost every prepared start and make each reset a solver
 call of its own (a v1 training run fell from 38 k to 4-9 k env-steps/s that way).
@@ -24,7 +24,7 @@ call of its own (a v1 training run fell from 38 k to 4-9 k env-steps/s that way)
 **Levels where the vehicle cannot start are left out.** A reset draws its spawn again until it
 is a stable rest and raises where none turns up (a real DEM window steeper than ``atan(mu)`` on
 average has almost none). So at construction the curriculum measures, for every map, the share
-of drawn spawns that rest (:func:`offroad_env.rest_probe.rest_shares`, fixed streams, a second
+of drawn spawns that rest (:func:`offroad_env.sim.rest_probe.rest_shares`, fixed streams, a second
 or two for a suite's 140 maps on the physical model), and caps each family below its first
 level whose worlds rest less than ``min_rest_share`` of their spawns (the cap, ``top_levels``,
 is said in a warning). Promotion stops at the cap and a solved cap draws its random level
@@ -43,8 +43,8 @@ import gymnasium as gym
 import torch
 
 import terrain as terrain_pkg
-from offroad_env.rest_probe import MIN_REST_SHARE
-from offroad_env.tasks import EndReason
+from offroad_env.sim.rest_probe import MIN_REST_SHARE
+from offroad_env.task.task import EndReason
 
 __all__ = ["TerrainCurriculum", "next_levels", "top_levels"]
 
@@ -73,7 +73,7 @@ def next_levels(levels: torch.Tensor, reason: torch.Tensor, covered: torch.Tenso
 def top_levels(shares: torch.Tensor, cfg, min_share: float) -> torch.Tensor:
     """``(F,)`` int64: each family's highest level below its first level whose worlds' spawns
     rest less than ``min_share`` of the time on average (``shares`` ``(M,)``: per map, as
-    :func:`~offroad_env.rest_probe.rest_shares`; ``cfg`` the :class:`terrain.LevelsConfig`);
+    :func:`~offroad_env.sim.rest_probe.rest_shares`; ``cfg`` the :class:`terrain.LevelsConfig`);
     -1 where level 0 already does."""
     F, L = len(cfg.families), cfg.num_levels
     f, lv, w = (torch.arange(k, device=shares.device) for k in (F, L, cfg.worlds))
@@ -96,7 +96,7 @@ class TerrainCurriculum(gym.vector.VectorWrapper):
     ``mean_level``.
 
     ``min_rest_share``: the least share of resting spawns a level's worlds need to be played
-    (default :data:`~offroad_env.rest_probe.MIN_REST_SHARE`, 0.25: then a reset's 65 draws all
+    (default :data:`~offroad_env.sim.rest_probe.MIN_REST_SHARE`, 0.25: then a reset's 65 draws all
     fail for fewer than one reset in 10^8); None plays every level unmeasured.
     """
 

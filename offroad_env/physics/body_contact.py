@@ -18,7 +18,7 @@ from typing import NamedTuple
 from .rotations import rotation_entries, vcross, vdot, vrot
 
 __all__ = ["rim_support", "tyre_edges", "point_forces", "roof_down", "EDGE_TILT",
-           "WheelContacts", "wheel_contacts", "contact_frame", "CAMBER_LIMIT"]
+           "WheelContacts", "wheel_contacts", "contact_frame", "CAMBER_LIMIT", "chassis_forces"]
 
 
 class WheelContacts(NamedTuple):
@@ -236,3 +236,46 @@ def roof_down(c, q, roof, maps, map_index) -> torch.Tensor:
     off = vrot(R, roof)
     W = tuple(c[i] + off[i] for i in range(3))
     return (maps.height(W[0], W[1], map_index) >= W[2]).any(0)
+
+
+def chassis_forces(F, tau, layout, R, c, v, w_w, maps, map_index, k_c, c_c, stick, mu,
+                   v_out, g_h):
+    """Add the chassis points' contact forces to the body's force ``F`` and moment ``tau`` (3
+    lists of ``(N,)``, world), in order: the belly, then the bumpers (and roof corners as
+    bumpers); returns ``(F, tau, hit_b, hit_u)``, the points on the ground ``(P, N)``.
+
+    ``layout``: the rigid body's (``belly``, ``bumper`` points, body frame); ``R`` the
+    rotation entries, ``c``, ``v`` the centre of mass and its velocity, ``w_w`` the world
+    angular velocity; ``k_c``, ``c_c``, ``stick``, ``mu``, ``v_out``, ``g_h``: as
+    :func:`point_forces` takes them (stiffness, damping, the mass a point stops within the
+    substep, friction, the separation speed, gravity times the substep).
+    """
+    zb = (R[0][2], R[1][2], R[2][2])
+    zbz = zb[2]
+    # the belly: a plate that the ground's crests meet, along the plate's normal z_b (the
+    # depth of the ground over each sample along it), so a ridge lifts the belly rather
+    # than push it back. It is as stiff as four points however many samples touch: its
+    # springs and stick scale by min(1, 4 max(depth) / sum(depth)) (flat on the ground:
+    # four points' stiffness; on a crest: each sample's own), continuous as samples touch
+    off_b = vrot(R, layout.belly)
+    W = tuple(c[i] + off_b[i] for i in range(3))
+    pen_b = (maps.height_slope(W[0], W[1], map_index)[0] - W[2]) * zbz
+    hit_b = (pen_b > 0) & (zbz > 0)  # a hole (NaN) or a belly facing up: no contact
+    depth = torch.where(hit_b, pen_b, torch.zeros_like(pen_b))
+    share_b = (4.0 * depth.amax(0) / depth.sum(0).clamp_min(1e-12)).clamp_max(1.0)
+    # bumpers and roof corners meet the ground's face: its normal, the depth along it
+    off_u = vrot(R, layout.bumper)
+    W = tuple(c[i] + off_u[i] for i in range(3))
+    g_u, sx, sy = maps.height_slope(W[0], W[1], map_index)
+    inv = torch.rsqrt(1.0 + sx * sx + sy * sy)
+    pen_u = (g_u - W[2]) * inv
+    hit_u = pen_u > 0
+    for off, nrm, pen, hit, scale in ((off_b, zb, pen_b, hit_b, share_b),
+                                      (off_u, (-sx * inv, -sy * inv, inv), pen_u, hit_u,
+                                       1.0)):
+        FP, tqP = point_forces(off, nrm, pen, hit, scale, v, w_w, k_c, c_c, stick, mu,
+                               v_out, g_h)
+        for i in range(3):
+            F[i] = F[i] + FP[i]
+            tau[i] = tau[i] + tqP[i]
+    return F, tau, hit_b, hit_u

@@ -68,7 +68,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .body_contact import contact_frame, point_forces, roof_down, wheel_contacts
+from .body_contact import chassis_forces, contact_frame, roof_down, wheel_contacts
 from .constants import GRAVITY
 from .drive import braked_body_forces, caster_mask, group_sum, speed_servo, wheel_spin_rate
 from .rigid_params import (RigidBodyParams, chassis_points, check_stable, for_vehicle,
@@ -237,7 +237,6 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         xb = (R[0][0], R[1][0], R[2][0])
         yb = (R[0][1], R[1][1], R[2][1])
         zb = (R[0][2], R[1][2], R[2][2])
-        zbz = zb[2]
         w_w = vrot(R, w)  # world angular velocity
         if steer is None:
             f, l_ = xb, yb
@@ -375,33 +374,10 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         tau = [(tq[i] + spin * l_[i]).sum(0) for i in range(3)]
         F = [G[i].sum(0) for i in range(3)]
         tau = [tau[i] + torch.where(brake, Mb * zb[i], torch.zeros_like(Mb)) for i in range(3)]
-        # the chassis points
-        # the belly: a plate that the ground's crests meet, along the plate's normal z_b (the
-        # depth of the ground over each sample along it), so a ridge lifts the belly rather
-        # than push it back. It is as stiff as four points however many samples touch: its
-        # springs and stick scale by min(1, 4 max(depth) / sum(depth)) (flat on the ground:
-        # four points' stiffness; on a crest: each sample's own), continuous as samples touch
-        off_b = vrot(R, layout.belly)
-        W = tuple(c[i] + off_b[i] for i in range(3))
-        pen_b = (maps.height_slope(W[0], W[1], map_index)[0] - W[2]) * zbz
-        hit_b = (pen_b > 0) & (zbz > 0)  # a hole (NaN) or a belly facing up: no contact
-        depth = torch.where(hit_b, pen_b, torch.zeros_like(pen_b))
-        share_b = (4.0 * depth.amax(0) / depth.sum(0).clamp_min(1e-12)).clamp_max(1.0)
-        # bumpers and roof corners meet the ground's face: its normal, the depth along it
-        off_u = vrot(R, layout.bumper)
-        W = tuple(c[i] + off_u[i] for i in range(3))
-        g_u, sx, sy = maps.height_slope(W[0], W[1], map_index)
-        inv = torch.rsqrt(1.0 + sx * sx + sy * sy)
-        pen_u = (g_u - W[2]) * inv
-        hit_u = pen_u > 0
-        for off, nrm, pen, hit, scale in ((off_b, zb, pen_b, hit_b, share_b),
-                                          (off_u, (-sx * inv, -sy * inv, inv), pen_u, hit_u,
-                                           1.0)):
-            FP, tqP = point_forces(off, nrm, pen, hit, scale, v, w_w, k_c, c_c,
-                                    m / (4.0 * h), mu_body, p.max_separation_speed, gravity * h)
-            for i in range(3):
-                F[i] = F[i] + FP[i]
-                tau[i] = tau[i] + tqP[i]
+        # the chassis points: the belly, the bumpers and roof corners against the ground
+        F, tau, hit_b, hit_u = chassis_forces(F, tau, layout, R, c, v, w_w, maps, map_index,
+                                              k_c, c_c, m / (4.0 * h), mu_body,
+                                              p.max_separation_speed, gravity * h)
         F[2] = F[2] - m * gravity
         # semi-implicit Euler
         v = [v[i] + h * F[i] / m for i in range(3)]

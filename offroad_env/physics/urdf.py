@@ -1,4 +1,7 @@
-"""Vehicles from URDF robot descriptions (:func:`vehicle_from_urdf`, ``Vehicle.from_urdf``).
+"""Vehicles from URDF robot descriptions: :func:`urdf_vehicle_fields` reads a file into the
+fields of a :class:`~offroad_env.physics.vehicle.Vehicle`, which
+:func:`~offroad_env.physics.vehicle.vehicle_from_urdf` (and ``Vehicle.from_urdf``) builds; this
+module knows nothing of the ``Vehicle`` class, so the two import one way.
 
 Parsed with the standard library's XML parser (``xml.etree``): a URDF is a small XML tree of
 links and joints, the geometry needed here is four tags, and no third-party URDF package is then
@@ -43,12 +46,13 @@ import numpy as np
 from .urdf_parts import (TRACK_WORDS, URDFError, floats, footprint_height, inertia_tensor,
                          lowest_point, mesh_file, named_caster, origin, pick_tyre)
 
-__all__ = ["vehicle_from_urdf", "URDFError"]
+__all__ = ["urdf_vehicle_fields", "URDFError"]
 
 
-def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | None = None,
-                      wheel_radius: float | None = None, package_dir=None):
-    """A :class:`~offroad_env.vehicle.Vehicle` from a URDF file (module docstring).
+def urdf_vehicle_fields(path, wheels=None, base: str = "base_link", name: str | None = None,
+                        wheel_radius: float | None = None, package_dir=None) -> dict:
+    """The keyword fields of a :class:`~offroad_env.physics.vehicle.Vehicle` read from a URDF
+    file (module docstring); ``Vehicle(**fields)`` is the vehicle.
 
     Args:
         path: the ``.urdf`` file (xacro expanded).
@@ -61,8 +65,6 @@ def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | No
         package_dir: the folder that ``package://NAME/...`` mesh paths resolve in (as
             ``package_dir/NAME/...``); default: the URDF's folder and its parent.
     """
-    from .vehicle import Vehicle
-
     path = Path(path)
     if not path.is_file():
         raise URDFError(f"{path}: no such file")
@@ -331,14 +333,14 @@ def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | No
     wheel_xy = tuple((float(h[0] - axle[0]), float(h[1] - axle[1])) for h in hubs)
     pose_ra = np.eye(4)
     pose_ra[:3, 3] = axle
-    return Vehicle(wheel_base=float(x_front - x_rear),
-                   casters=tuple(bool(c) for c in is_caster) if cast else None,
-                   track_width=float(rear[:, 1].max() - rear[:, 1].min()),
-                   wheel_radius=float(radii[0]), wheel_positions=wheel_xy, mass=float(total),
-                   com=tuple(float(v) for v in (com - axle)), inertia_roll=float(Ixx),
-                   inertia_pitch=float(Iyy),
-                   inertia=tuple(map(tuple, J.tolist())) if full else None,
-                   wheel_width=float(width), wheel_inertia=spin,
-                   rear_axle_pose=tuple(map(tuple, pose_ra)),
-                   wheel_torque=float(efforts[0]) if efforts else None,
-                   name=name or root.get("name", path.stem))
+    return dict(wheel_base=float(x_front - x_rear),
+                casters=tuple(bool(c) for c in is_caster) if cast else None,
+                track_width=float(rear[:, 1].max() - rear[:, 1].min()),
+                wheel_radius=float(radii[0]), wheel_positions=wheel_xy, mass=float(total),
+                com=tuple(float(v) for v in (com - axle)), inertia_roll=float(Ixx),
+                inertia_pitch=float(Iyy),
+                inertia=tuple(map(tuple, J.tolist())) if full else None,
+                wheel_width=float(width), wheel_inertia=spin,
+                rear_axle_pose=tuple(map(tuple, pose_ra)),
+                wheel_torque=float(efforts[0]) if efforts else None,
+                name=name or root.get("name", path.stem))

@@ -17,9 +17,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from .checks import check_inertia
+from .urdf import urdf_vehicle_fields
 
 __all__ = ["Vehicle", "VehicleBatch", "husky", "six_wheel_rover", "eight_wheel_rover", "rc_truck",
-           "PRESETS", "preset", "rectangle_corners", "COUPLINGS", "URDF_OPTIONS"]
+           "PRESETS", "preset", "rectangle_corners", "COUPLINGS", "URDF_OPTIONS",
+           "vehicle_from_urdf"]
 
 _IDENTITY = ((1.0, 0.0, 0.0, 0.0), (0.0, 1.0, 0.0, 0.0), (0.0, 0.0, 1.0, 0.0),
              (0.0, 0.0, 0.0, 1.0))
@@ -216,8 +218,7 @@ class Vehicle:
     @staticmethod
     def from_urdf(path, wheels=None, base: str = "base_link", name: str | None = None,
                   wheel_radius: float | None = None, package_dir=None):
-        """A vehicle from a URDF file (:func:`offroad_env.urdf.vehicle_from_urdf`)."""
-        from .urdf import vehicle_from_urdf
+        """A vehicle from a URDF file (:func:`vehicle_from_urdf`)."""
         return vehicle_from_urdf(path, wheels=wheels, base=base, name=name,
                                  wheel_radius=wheel_radius, package_dir=package_dir)
 
@@ -325,18 +326,25 @@ PRESETS = {"husky": husky, "six_wheel_rover": six_wheel_rover,
            "eight_wheel_rover": eight_wheel_rover, "rc_truck": rc_truck}
 
 
+def vehicle_from_urdf(path, wheels=None, base: str = "base_link", name: str | None = None,
+                      wheel_radius: float | None = None, package_dir=None) -> Vehicle:
+    """A :class:`Vehicle` from a URDF file; the arguments and what is read:
+    :func:`~offroad_env.physics.urdf.urdf_vehicle_fields` (URDFError where it can't)."""
+    return Vehicle(**urdf_vehicle_fields(path, wheels=wheels, base=base, name=name,
+                                         wheel_radius=wheel_radius, package_dir=package_dir))
+
+
 #: the options a ``.urdf`` vehicle name may carry after ``?`` (:func:`preset`)
 URDF_OPTIONS = ("wheels", "wheel_radius", "package_dir", "base")
 
 
 def preset(name: str) -> Vehicle:
     """A preset vehicle by name: ``husky``, ``six_wheel_rover``, ``eight_wheel_rover`` or
-    ``rc_truck``; or a ``.urdf`` file (:func:`offroad_env.urdf.vehicle_from_urdf`), whose
+    ``rc_truck``; or a ``.urdf`` file (:func:`vehicle_from_urdf`), whose
     options may follow a ``?`` as ``KEY=VALUE`` pairs joined by ``&``:
     ``"rover.urdf?wheels=fl,fr,rl,rr&wheel_radius=0.1&package_dir=meshes"`` (a config's
     ``vehicle`` stays a string, so a run folder records it)."""
     if isinstance(name, str) and name.partition("?")[0].lower().endswith(".urdf"):
-        from .urdf import vehicle_from_urdf
         path, _, query = name.partition("?")
         return vehicle_from_urdf(path, **_urdf_options(name, query))
     try:

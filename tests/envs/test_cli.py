@@ -124,7 +124,7 @@ def test_demo_options_file_terrain_other_vehicle_and_models(tmp_path, capsys):
 def test_the_help_lists_every_vehicle_model_and_map_file_type(capsys):
     """The demo's help names what the registries accept (presets, models, ground following,
     map suffixes, generators)."""
-    from offroad_env.config import DYNAMICS, GROUND_METHODS
+    from offroad_env.sim.config import DYNAMICS, GROUND_METHODS
     from offroad_env.physics.vehicle import PRESETS
     with pytest.raises(SystemExit):
         main(["demo", "--help"])

@@ -9,7 +9,7 @@ import pytest
 
 import offroad_env
 from offroad_env import OffroadEnv, OffroadVectorEnv
-from offroad_env.config import HeightScanConfig, SimConfig
+from offroad_env.sim.config import HeightScanConfig, SimConfig
 
 
 def test_bad_config_is_a_clear_error():

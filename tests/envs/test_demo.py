@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import terrain
-from offroad_env import demo
+from offroad_env.cli import demo
 
 
 def test_the_seed_example_to_its_printed_digits(tmp_path):
@@ -41,7 +41,7 @@ def test_the_seed_steering_is_the_saturated_integral_of_the_rate():
 
 def test_the_vehicle_is_drawn_at_its_pose():
     from offroad_env import husky
-    from offroad_env.animation import vehicle_polygons
+    from offroad_env.drawing.animation import vehicle_polygons
     v = husky()
     polys = vehicle_polygons(v, (1.0, 2.0, 3.0), 0.0, 0.0, 0.0)
     assert len(polys) == 6 + 4  # the chassis box's faces and the four wheels

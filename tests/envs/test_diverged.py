@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from offroad_env import EndReason, OffroadVectorEnv
-from offroad_env.tasks import contain_divergence
+from offroad_env.task.task import contain_divergence
 
 
 def test_contain_divergence_zeroes_and_ends_only_the_rows_that_are_not_finite():

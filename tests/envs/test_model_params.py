@@ -11,7 +11,7 @@ import torch
 import terrain
 from offroad_env import SimConfig, make_config
 from offroad_env.physics.dynamics import AckermannParams, SkidSteerParams, UnicycleParams
-from offroad_env.sim import Simulator
+from offroad_env.sim.simulator import Simulator
 
 PLANE = terrain.PerlinConfig(size=(20.0, 20.0), resolution=(0.2, 0.2), octaves=2, amplitude=0.3)
 
@@ -78,7 +78,7 @@ def test_bad_model_parameters_are_refused_where_they_enter():
 
 
 def test_the_cli_options_reach_the_runs_model_and_old_run_specs_load():
-    from train.envconfig import env_kwargs
+    from train.common.envconfig import env_kwargs
 
     kw = env_kwargs("offroad_env/OffroadNav-v0", {"sim": {"dynamics": "skid_steer",
                                                           "substeps": 3}})

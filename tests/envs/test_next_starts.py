@@ -1,4 +1,4 @@
-"""Next starts prepared ahead (offroad_env.next_starts): the same episodes as the reset they
+"""Next starts prepared ahead (offroad_env.core.next_starts): the same episodes as the reset they
 replace, in fewer solver calls, and never used once the stream, the map range or the maps
 have moved on."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import torch
 
 from offroad_env import OffroadVectorEnv
-from offroad_env.config import ImuConfig
+from offroad_env.sim.config import ImuConfig
 
 from env_util import small_env
 

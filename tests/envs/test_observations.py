@@ -4,8 +4,8 @@ import math
 import pytest
 import torch
 
-from offroad_env.config import OBS_TERMS, HeightScanConfig, SimConfig
-from offroad_env.observations import TERMS
+from offroad_env.sim.config import OBS_TERMS, HeightScanConfig, SimConfig
+from offroad_env.task.observations import TERMS
 
 from env_util import sim
 

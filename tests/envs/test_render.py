@@ -9,7 +9,7 @@ import torch
 
 import terrain
 from offroad_env import OffroadEnv, data_file
-from offroad_env.render import MIN_VEHICLE_PX
+from offroad_env.drawing.render import MIN_VEHICLE_PX
 
 VEHICLE = (230, 60, 40)
 

@@ -1,4 +1,4 @@
-"""The share of drawn spawns that rest on each map (offroad_env.rest_probe, ``env.rest_shares``).
+"""The share of drawn spawns that rest on each map (offroad_env.sim.rest_probe, ``env.rest_shares``).
 
 References: on a plane of slope theta the seed's four-wheel placement (``pitch = atan((z_rear -
 z_front) / wheel_base)``, ``roll = atan((z_left - z_right) / track_width)``, the wheels at their
@@ -16,7 +16,7 @@ import torch
 import terrain
 from offroad_env import OffroadVectorEnv
 from offroad_env.physics.rigid_params import RigidBodyParams
-from offroad_env.tasks import static_tip_limits
+from offroad_env.task.task import static_tip_limits
 
 
 def _plane(deg: float, size: float = 30.0):

@@ -6,9 +6,9 @@ from types import SimpleNamespace
 
 import torch
 
-from offroad_env import rewards as tasks
+from offroad_env.task import rewards as tasks
 from offroad_env.physics.models import Drive, ModelStep
-from offroad_env.rewards import RewardWeights, StepContext
+from offroad_env.task.rewards import RewardWeights, StepContext
 
 
 F64 = torch.float64

@@ -8,7 +8,7 @@ import torch
 
 import terrain
 from offroad_env import OffroadVectorEnv, Simulator
-from offroad_env.config import SimConfig
+from offroad_env.sim.config import SimConfig
 from offroad_env.physics.dynamics import SkidSteerParams
 
 from env_util import rollout, small_env

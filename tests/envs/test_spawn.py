@@ -9,7 +9,7 @@ import torch
 
 import terrain
 from offroad_env import OffroadEnv, OffroadVectorEnv, Simulator, spawn
-from offroad_env.config import SimConfig, TaskConfig
+from offroad_env.sim.config import SimConfig, TaskConfig
 from offroad_env.physics.vehicle import husky
 
 from env_util import FLAT20 as FLAT

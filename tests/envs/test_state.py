@@ -3,7 +3,7 @@
 import torch
 
 from offroad_env.physics.models import MODELS
-from offroad_env.state import CORE_FIELDS, STREAM_FIELDS, SimState, join_fields
+from offroad_env.core.state import CORE_FIELDS, STREAM_FIELDS, SimState, join_fields
 
 from env_util import sim
 

@@ -9,7 +9,7 @@ import torch
 
 import offroad_env
 from offroad_env import EndReason, OffroadEnv, OffroadVectorEnv
-from offroad_env.config import TaskConfig, make_config
+from offroad_env.sim.config import TaskConfig, make_config
 from wrappers.curriculum import next_levels
 
 
@@ -35,7 +35,7 @@ def test_an_idle_vehicle_is_stuck_after_stuck_time_and_truncated_not_terminated(
 
 
 def test_the_stuck_reward_term_is_one_on_the_stuck_step_only_and_weighted():
-    from offroad_env.rewards import RewardWeights
+    from offroad_env.task.rewards import RewardWeights
     cfg = make_config("nav")
     w = dataclasses.replace(cfg.task.weights, stuck=-4.0)
     cfg = dataclasses.replace(cfg, task=dataclasses.replace(cfg.task, stuck_time=0.5, weights=w))

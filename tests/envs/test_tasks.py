@@ -6,8 +6,8 @@ import math
 import pytest
 import torch
 
-from offroad_env import tasks
-from offroad_env.tasks import EndReason
+from offroad_env.task import task as tasks
+from offroad_env.task.task import EndReason
 from offroad_env.physics.vehicle import Vehicle, husky
 
 
@@ -56,7 +56,7 @@ def _on_plane(vehicle, ground, slope_x=0.0, slope_y=0.0, yaw=0.0, mu=2.0):
     slope_y y`` (float64; friction ``mu``, high enough not to slide first)."""
     import terrain
     from offroad_env import Simulator
-    from offroad_env.config import SimConfig, TaskConfig
+    from offroad_env.sim.config import SimConfig, TaskConfig
     from offroad_env.physics.dynamics import UnicycleParams
     plane = terrain.PlaneConfig(size=(12.0, 12.0), resolution=(0.05, 0.05), slope_x=slope_x,
                                 slope_y=slope_y)

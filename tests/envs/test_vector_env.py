@@ -14,8 +14,8 @@ from gymnasium.vector import AutoresetMode
 
 import offroad_env
 from offroad_env import OffroadEnv, OffroadVectorEnv
-from offroad_env.observations import Observer
-from offroad_env.tasks import REASONS, EndReason
+from offroad_env.task.observations import Observer
+from offroad_env.task.task import REASONS, EndReason
 
 from env_util import FLAT, SMALL, across_slope_env, make_vec, park_across, rollout, small_env
 
@@ -177,7 +177,7 @@ def test_pickle_round_trip_and_no_shared_observation_memory():
 
 
 def test_tip_over_follows_static_stability():
-    from offroad_env.tasks import static_tip_limits
+    from offroad_env.task.task import static_tip_limits
     husky_limit = math.degrees(static_tip_limits(offroad_env.husky())[0])
     assert 54 < husky_limit < 57  # half track 0.2854 m over a CoM 0.194 m above the ground
     *_, term, trunc, info = park_across(across_slope_env(husky_limit + 3))

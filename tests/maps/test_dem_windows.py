@@ -11,8 +11,8 @@ pytest.importorskip("tifffile")
 from terrain import FamilyConfig, family_level, level_spec  # noqa: E402
 from terrain.dem_windows import LATTICE, ranked_windows  # noqa: E402
 
-from offroad_env.config import family_config  # noqa: E402
-from offroad_env.datafiles import data_file  # noqa: E402
+from offroad_env.sim.config import family_config  # noqa: E402
+from offroad_env.data import data_file  # noqa: E402
 
 CFG = family_config("husky", family="real", size=(24.0, 24.0), resolution=(0.1, 0.1))
 

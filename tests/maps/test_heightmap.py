@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from offroad_env.devices import compile as compile_fn
+from offroad_env.core.devices import compile as compile_fn
 from terrain import HeightMap
 
 F64 = torch.float64

@@ -12,7 +12,7 @@ from PIL import Image
 
 import terrain
 from terrain import HeightMap, TerrainFileError
-from terrain.io import raw_from_image
+from terrain.formats import raw_from_image
 
 from offroad_env import data_file
 

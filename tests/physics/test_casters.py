@@ -13,7 +13,7 @@ from offroad_env import OffroadVectorEnv
 from offroad_env.physics.ground import rigid_contact
 from offroad_env.physics.rigid_params import RigidBodyParams
 from offroad_env.physics.vehicle import Vehicle
-from offroad_env.physics.urdf import vehicle_from_urdf
+from offroad_env.physics.vehicle import vehicle_from_urdf
 
 G = 9.81
 M_BASE, M_WHEEL, M_CASTER = 0.82573504, 0.02849894, 0.005

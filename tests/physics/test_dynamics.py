@@ -363,7 +363,7 @@ def _braked_on_slope(beta_deg, mu=0.5):
     of friction ``mu``, its command (0, 0): the holding brake. Returns (sim, initial x)."""
     import terrain
     from offroad_env import Simulator
-    from offroad_env.config import SimConfig, TaskConfig
+    from offroad_env.sim.config import SimConfig, TaskConfig
     plane = terrain.PlaneConfig(size=(40.0, 40.0), resolution=(0.1, 0.1),
                                 slope_x=math.tan(math.radians(beta_deg)))
     sim = Simulator(SimConfig(dynamics="skid_steer", ground="rigid_contact", terrain=plane,
@@ -438,7 +438,7 @@ def _climb(beta_deg, mu=1.0, seconds=3.0, **vehicle_kw):
     import dataclasses
     import terrain
     from offroad_env import Simulator
-    from offroad_env.config import SimConfig, TaskConfig
+    from offroad_env.sim.config import SimConfig, TaskConfig
     plane = terrain.PlaneConfig(size=(40.0, 40.0), resolution=(0.1, 0.1),
                                 slope_x=math.tan(math.radians(beta_deg)))
     cfg = SimConfig(dynamics="skid_steer", ground="rigid_contact", terrain=plane, num_maps=1,
@@ -471,7 +471,7 @@ def test_the_servo_holds_a_slow_target_against_a_load_where_the_seeds_gain_stall
     # stalled wheel against the 7.8 N m a wheel the slope asks; the servo keeps the speed
     import terrain
     from offroad_env import Simulator
-    from offroad_env.config import SimConfig, TaskConfig
+    from offroad_env.sim.config import SimConfig, TaskConfig
     plane = terrain.PlaneConfig(size=(40.0, 40.0), resolution=(0.1, 0.1),
                                 slope_x=math.tan(math.radians(20.0)))
     for controller, climbs in (("servo", True), ("proportional", False)):
@@ -497,7 +497,7 @@ def test_a_rear_wheel_drive_husky_accelerates_at_mu_times_its_rear_load():
     import dataclasses
     import terrain
     from offroad_env import Simulator
-    from offroad_env.config import SimConfig, TaskConfig
+    from offroad_env.sim.config import SimConfig, TaskConfig
     flat = terrain.FlatConfig(size=(40.0, 40.0), resolution=(0.1, 0.1))
     cfg = SimConfig(dynamics="skid_steer", ground="rigid_contact", terrain=flat, num_maps=1,
                     max_speed=5.0,  # the wheels' target: far from reached within the window
@@ -578,7 +578,7 @@ def test_the_servo_climbs_a_4cm_ledge_at_0_2_m_s_where_the_seeds_gain_stalls(gro
     # the servo, with the preset's 24 N m a wheel, carries all four wheels up
     import terrain
     from offroad_env import Simulator
-    from offroad_env.config import SimConfig, TaskConfig
+    from offroad_env.sim.config import SimConfig, TaskConfig
     ledge = terrain.StepsConfig(size=(20.0, 20.0), resolution=(0.05, 0.05), step_height=0.04,
                                 count=1, start=0.0)
     for controller in ("servo", "proportional"):

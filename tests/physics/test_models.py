@@ -11,14 +11,14 @@ import torch
 
 import terrain
 from offroad_env import OffroadVectorEnv, TaskConfig
-from offroad_env.config import SimConfig
+from offroad_env.sim.config import SimConfig
 from offroad_env.physics.dynamics import unicycle_step
 from offroad_env.physics.ground import place
 from offroad_env.physics.models import (MODELS, Field, GroundFollowing, ModelStep,
                                         VehicleModel, model_class, register_model)
 from offroad_env.physics.models.ground_following import no_slip
 from offroad_env.physics.stability import filter_acceleration
-from offroad_env.rewards import RewardWeights
+from offroad_env.task.rewards import RewardWeights
 
 NAME = "test_first_order_lag"
 FLAT = terrain.FlatConfig(size=(20.0, 20.0), resolution=(0.2, 0.2))

@@ -17,7 +17,7 @@ from offroad_env import OffroadVectorEnv, TaskConfig
 from offroad_env.physics.rigid_params import RigidBodyParams, suspension
 from offroad_env.physics.soil import SOILS, support
 from offroad_env.physics.vehicle import preset
-from offroad_env.tasks import EndReason
+from offroad_env.task.task import EndReason
 from test_rigid_body import compliant_side_tip
 
 F64 = torch.float64

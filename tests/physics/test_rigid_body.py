@@ -501,7 +501,7 @@ def _turn(vehicle, p, action_at, seconds, max_speed=6.0):
     each step: the step's mean acceleration of the centre of mass along the body's y axis and
     its horizontal magnitude [m/s^2] (the velocity's change over the step)."""
     from offroad_env import Simulator
-    from offroad_env.config import SimConfig, TaskConfig
+    from offroad_env.sim.config import SimConfig, TaskConfig
     cfg = SimConfig(vehicle=vehicle, dynamics="rigid_body", dynamics_params=p,
                     max_speed=max_speed, num_maps=1,
                     terrain=terrain.FlatConfig(size=(60.0, 60.0), resolution=(0.2, 0.2)),

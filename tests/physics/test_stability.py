@@ -7,7 +7,7 @@ import torch
 
 from offroad_env import husky, rc_truck, six_wheel_rover
 from offroad_env.physics.stability import body_acceleration, edge_table, force_angle_margin
-from offroad_env.tasks import static_tip_limits
+from offroad_env.task.task import static_tip_limits
 
 G = 9.81
 
@@ -107,7 +107,7 @@ def _circle(yaw_rate, vehicle="rc_truck", speed=5.0, steps=60, mu=2.0, **task):
     (roll, pitch, stability, traction))."""
     from offroad_env.physics.dynamics import UnicycleParams
     from offroad_env import OffroadVectorEnv, TaskConfig
-    from offroad_env.config import SimConfig
+    from offroad_env.sim.config import SimConfig
     import terrain
     cfg = SimConfig(vehicle=vehicle, max_speed=speed, max_yaw_rate=max(yaw_rate, 1e-3),
                     terrain=terrain.FlatConfig(size=(80.0, 80.0), resolution=(0.5, 0.5)),

@@ -119,7 +119,7 @@ def test_urdf_user_trial_errors_say_what_is_wrong(tmp_path):
 
 def test_the_readmes_data_ship_with_the_package():
     """Issue 27, item 6: the SRTM window and the URDFs the README uses are package data."""
-    from offroad_env.datafiles import DATA_FILES
+    from offroad_env.data import DATA_FILES
     for name in DATA_FILES + ("README_dem.md", "README_urdf.md", "LICENSE.husky"):
         assert data_file(name).is_file()
     assert "offroad_env" in data_file("husky.urdf").parts

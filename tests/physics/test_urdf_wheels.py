@@ -12,7 +12,8 @@ import pytest
 
 from offroad_env.cli import build_parser, urdf_vehicle_spec
 from offroad_env.physics.vehicle import preset
-from offroad_env.physics.urdf import URDFError, vehicle_from_urdf
+from offroad_env.physics.urdf import URDFError
+from offroad_env.physics.vehicle import vehicle_from_urdf
 
 #: a small four-wheel rover: hubs at x = +-0.16, y = +-0.224 in base_link; base_link stands
 #: 0.0625 m above base_footprint. Each wheel link holds three collision cylinders: a hub cap
@@ -186,7 +187,7 @@ def test_a_tracked_vehicle_is_refused_with_what_to_do_instead(tmp_path):
 
 def test_a_run_folder_keeps_a_urdf_vehicles_options(tmp_path):
     """``train`` copies the URDF into the run folder and keeps its ``?`` options."""
-    from train.envconfig import pack_inputs, resolve_inputs
+    from train.common.envconfig import pack_inputs, resolve_inputs
     path = rover(tmp_path, footprint=False, radii=(0.01, 0.03, 0.05, 0.05), cap="")
     spec = pack_inputs({"sim": {"vehicle": f"{path}?wheel_radius=0.05"}}, tmp_path / "run")
     assert spec["sim"]["vehicle"] == "inputs/rover.urdf?wheel_radius=0.05"

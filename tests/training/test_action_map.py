@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from train import ppo
-from train.agent import RESIDUAL_GAIN, Agent, goal_column
-from train.checkpoint import load_checkpoint
-from train.policies import drive, steer_at_goal
+from train.common.agent import RESIDUAL_GAIN, Agent, goal_column
+from train.common.checkpoint import load_checkpoint
+from train.planners.baselines import drive, steer_at_goal
 
 
 def test_twist_is_the_baselines_drive_and_direct_is_a_clip():

@@ -7,7 +7,7 @@ import pytest
 
 from train import bench
 from train.bench import SuiteSpec, load_suite, run_suite, suite_tasks
-from train.suite import suite_env
+from train.common.suite import suite_env
 
 TINY = SuiteSpec(name="tiny", families=("slopes", "ditches"), num_levels=2, worlds=1, pairs=3,
                  size=(16.0, 16.0), resolution=(0.2, 0.2), goal_distance=(5.0, 7.0),
@@ -89,8 +89,8 @@ def test_evaluate_runs_a_checkpoint_on_a_suite_named_by_policy(tmp_path, capsys)
     # the issue's command: offroad-env evaluate --suite SUITE --policy CKPT|random|heuristic
     # (an untrained network saved as train.ppo saves it, on the suite env's layout)
     from train import evaluate
-    from train.agent import Agent
-    from train.checkpoint import obs_layout, save_checkpoint
+    from train.common.agent import Agent
+    from train.common.checkpoint import obs_layout, save_checkpoint
     from train.ppo import PPOConfig
     spec = tmp_path / "tiny.json"
     d = {k: list(v) if isinstance(v, tuple) else v for k, v in TINY.__dict__.items()}
@@ -131,7 +131,7 @@ def test_a_suite_run_shows_its_progress_and_eta_without_tqdm(monkeypatch, capsys
     missing extras leave out. The results are the same with and without the report."""
     import sys
 
-    from train import logs
+    from train.common import logs
     monkeypatch.setitem(sys.modules, "tqdm", None)  # import tqdm -> ImportError
     monkeypatch.setattr(logs, "_NOTICED", set())
     quiet = run_suite(TINY, "heuristic")
@@ -163,7 +163,7 @@ def test_a_suite_on_the_physical_model_with_soil_and_the_stuck_end():
     assert cell["success_rate"] > 0 and "stuck_ci95" in cell
     with pytest.raises(ValueError, match="stuck_time_s must be a number > 0 or null"):
         replace(TINY, stuck_time_s=-1.0)
-    from train.policies import baseline
+    from train.planners.baselines import baseline
     from offroad_env import OffroadVectorEnv
     from offroad_env.physics.rigid_params import RigidBodyParams
     env = OffroadVectorEnv(num_envs=2, dynamics="rigid_body", vehicle="rc_truck",

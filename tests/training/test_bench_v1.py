@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 import torch
 
-from offroad_env.config import preset
+from offroad_env.sim.config import preset
 from offroad_env.physics.rigid_params import RigidBodyParams
 from offroad_env.physics.stability import ledge_climb_limit
 from train.bench import SuiteSpec, load_suite, run_suite
-from train.suite import suite_env, suite_tasks
+from train.common.suite import suite_env, suite_tasks
 
 
 def test_v1s_top_levels_are_stated_by_the_husky_on_its_ground():
@@ -76,7 +76,7 @@ def test_suite_options_are_checked_where_they_enter():
 def test_a_suites_observation_terms_are_what_its_env_and_training_see():
     """v1 names its observation (the traverse one with ``goal_polar``): the suite's env, a
     group's and the training env of ``--suite`` all show it; v0 keeps the traverse task's."""
-    from train.envconfig import env_kwargs
+    from train.common.envconfig import env_kwargs
     spec = load_suite("offroad-bench-v1")
     assert "goal_polar" in spec.obs_terms and "goal" in spec.obs_terms
     small = replace(spec.groups()[2], pairs=1, worlds=1, num_levels=1)
@@ -160,7 +160,7 @@ def _plane_env(slope_deg):
 
 
 def test_the_physics_baseline_takes_a_slope_past_traction_on_a_diagonal():
-    from train.policies import baseline
+    from train.planners.baselines import baseline
     # 20 deg: within traction (atan 0.8 = 38.7 deg): straight at the goal, as the heuristic
     env, obs = _plane_env(20.0)
     a = baseline("physics", env, 0)(obs)

@@ -1,12 +1,12 @@
-"""The MPPI planner (train.mppi) on the simulator's own look-ahead."""
+"""The MPPI planner (train.planners.mppi) on the simulator's own look-ahead."""
 
 import pytest
 import torch
 
 import terrain
 from offroad_env import OffroadVectorEnv
-from train.mppi import MPPIConfig, mppi_policy, parse_options
-from train.policies import baseline
+from train.planners.mppi import MPPIConfig, mppi_policy, parse_options
+from train.planners.baselines import baseline
 
 
 def _env():

@@ -73,7 +73,7 @@ def test_obstacle_notes_name_the_ledge_every_path_climbs():
     # offroad-bench-v2's steps family at level 9: ledges of 4 x the quasi-static 4WD limit
     # (0.304 m = 1.84 r) span the map, so a pair with an up-ledge between them is noted
     from train.reference import obstacle_notes
-    from train.suite import load_suite
+    from train.common.suite import load_suite
 
     spec = load_suite("offroad-bench-v2")
     tasks = [{"task": 780 + i, "family": "steps", "level": 9} for i in range(20)]

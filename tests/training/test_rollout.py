@@ -1,4 +1,4 @@
-"""The privileged rollout planner (train.rollout) and the baselines' options (train.policies)."""
+"""The privileged rollout planner (train.planners.rollout) and the baselines' options (train.planners.baselines)."""
 
 import numpy as np
 import pytest
@@ -6,8 +6,8 @@ import torch
 
 import terrain
 from offroad_env import OffroadVectorEnv
-from train.policies import baseline, is_policy_name
-from train.rollout import LIBRARIES, RolloutConfig, RolloutPlanner, parse_options
+from train.planners.baselines import baseline, is_policy_name
+from train.planners.rollout import LIBRARIES, RolloutConfig, RolloutPlanner, parse_options
 
 BASES = ["heuristic", "heuristic:bias=40", "heuristic:bias=-40"]
 STARTS = torch.tensor([[-5.0, 0.0, 0.0], [-5.0, 0.5, 0.3], [-5.0, 6.0, 0.0]], dtype=torch.float64)

@@ -10,8 +10,8 @@ import pytest
 import terrain as terrain_pkg
 from train import bench, envconfig, evaluate, ppo
 from train.bench import SuiteSpec
-from train.ppo_config import PPOConfig, preset_flags
-from train.suite import start_slope_limits
+from train.ppo.config import PPOConfig, preset_flags
+from train.common.suite import start_slope_limits
 
 # two families of the v1 kind, the steps on a grid of their own
 TINY = SuiteSpec(name="tiny-train", dynamics="rigid_body", families=("slopes", "steps"),
@@ -154,7 +154,7 @@ def test_v1_training_worlds_leave_out_the_real_level_without_rest():
     import torch
 
     from offroad_env import OffroadVectorEnv, SimConfig
-    from train.suite import load_suite, suite_config
+    from train.common.suite import load_suite, suite_config
     from wrappers import TerrainCurriculum
 
     cfg = suite_config(load_suite("offroad-bench-v1").on_one_grid(),

@@ -3,7 +3,7 @@
 import numpy as np
 
 from offroad_env import OffroadVectorEnv
-from train.suite import load_suite, suite_config, suite_tasks
+from train.common.suite import load_suite, suite_config, suite_tasks
 from train.suite_starts import braked_check
 
 

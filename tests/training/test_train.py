@@ -10,9 +10,10 @@ import pytest
 import torch
 
 from offroad_env import make_config
-from train import envconfig, ppo
+from train.common import envconfig
+from train import ppo
 from train import evaluate as ev
-from train.logs import summary_json
+from train.common.logs import summary_json
 
 
 def _smoke_cfg(out, **kw):
@@ -231,9 +232,9 @@ def test_compiled_env_training_matches_the_eager_run(tmp_path, monkeypatch):
 
 
 def test_ppo_loss_is_the_clipped_surrogate_by_its_definition():
-    """:func:`train.algorithm.ppo_loss` against the clipped-surrogate loss computed by hand,
+    """:func:`train.ppo.algorithm.ppo_loss` against the clipped-surrogate loss computed by hand,
     row by row, with the value loss and the statistics it reports."""
-    from train.algorithm import STATS, ppo_loss
+    from train.ppo.algorithm import STATS, ppo_loss
     torch.manual_seed(0)
     agent = ppo.Agent(3, 2, (8,))
     B = 6
@@ -271,7 +272,7 @@ def test_ppo_loss_is_the_clipped_surrogate_by_its_definition():
 def test_compiled_passes_equal_the_eager_ones_and_train(tmp_path):
     """``compile_policy``: the compiled rollout forward and minibatch loss (with its backward
     pass) give the eager values and gradients up to rounding, and a run trains with them."""
-    from train.algorithm import Passes
+    from train.ppo.algorithm import Passes
     torch.manual_seed(0)
     agent = ppo.Agent(5, 2, (16, 16), action_map="twist")
     eager, comp = Passes.make(False), Passes.make(True)
@@ -430,7 +431,7 @@ def test_torchrun_trains_on_two_ranks_with_one_log_and_identical_weights(tmp_pat
 
 
 def test_rank_seeds_never_collide():
-    from train.distributed import rank_seed
+    from train.common.distributed import rank_seed
     N, W = 64, 4
     streams = [set(range(rank_seed(7, r, N, W, it), rank_seed(7, r, N, W, it) + N))
                for r in range(W) for it in range(3)]
@@ -442,8 +443,8 @@ def _grad_rank(rank, world, port, data, out):
     import os
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
                       WORLD_SIZE=str(world), LOCAL_RANK=str(rank))
-    from train.agent import Agent
-    from train.distributed import Dist
+    from train.common.agent import Agent
+    from train.common.distributed import Dist
     d = Dist("cpu")
     torch.manual_seed(0)
     agent = Agent(5, 2, (8,), -0.5)
@@ -466,7 +467,7 @@ def test_two_ranks_with_half_the_data_each_give_the_one_process_gradient_and_mom
     # one update of 2 ranks x N samples == one process with the 2N samples (the mean loss)
     import socket
     import torch.multiprocessing as mp
-    from train.agent import Agent
+    from train.common.agent import Agent
     g = torch.Generator().manual_seed(1)
     x, a = torch.randn(64, 5, generator=g), torch.randn(64, 2, generator=g)
     with socket.socket() as s:
@@ -569,7 +570,7 @@ def test_tensorboard_tags_are_the_names_sb3_and_cleanrl_users_look_for(tmp_path)
     pytest.importorskip("tensorboard")
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    from train.logs import tb_tag
+    from train.common.logs import tb_tag
     assert tb_tag("return_mean") == "rollout/ep_rew_mean"
     assert tb_tag("tip_over_rate") == "rollout/tip_over_rate"
     assert tb_tag("reward/progress") == "reward/progress"
@@ -605,7 +606,7 @@ def test_training_prints_a_line_every_few_iterations(tmp_path, capsys):
 
 
 def test_a_compiled_run_says_first_that_it_compiles_and_where_its_cache_lies(monkeypatch):
-    from train.logs import compile_notice
+    from train.common.logs import compile_notice
     assert compile_notice(False, False) is None
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "/some/where/cache")
     line = compile_notice(True, False)
@@ -619,7 +620,7 @@ def test_a_resumed_log_widens_its_header_to_new_columns_and_keeps_every_row(tmp_
     the CSV's header grows, the old rows keep their values (blank in the new column)."""
     import csv
 
-    from train.logs import RunLog
+    from train.common.logs import RunLog
 
     log = RunLog(tmp_path, append=False, tensorboard=False)
     log.write({"iteration": 1, "global_step": 10, "stuck_rate": 0.5})

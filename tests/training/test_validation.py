@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from train import ppo
-from train.checkpoint import load_checkpoint
+from train.common.checkpoint import load_checkpoint
 from train.evaluate import evaluate
-from train.validation import HELD_OUT_TERRAIN_SEED, VALIDATION_SEED
+from train.ppo.validation import HELD_OUT_TERRAIN_SEED, VALIDATION_SEED
 
 
 def test_validation_is_evaluate_on_held_out_worlds_and_keeps_the_best(tmp_path):
@@ -56,8 +56,8 @@ def test_bad_validation_settings_are_named(field, value):
 
 
 def test_validation_leaves_the_agent_in_training_mode(tmp_path):
-    from train.agent import Agent
-    from train.validation import Validation
+    from train.common.agent import Agent
+    from train.ppo.validation import Validation
 
     v = Validation("offroad_env/OffroadNav-v0", {}, 4, 20)
     obs_dim = v.env.single_observation_space.shape[0]

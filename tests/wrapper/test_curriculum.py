@@ -8,7 +8,7 @@ import torch
 
 import offroad_env  # noqa: F401
 from offroad_env import OffroadVectorEnv, make_config
-from offroad_env.tasks import EndReason as R
+from offroad_env.task.task import EndReason as R
 from terrain import LevelsConfig
 from wrappers import TerrainCurriculum
 from wrappers.curriculum import next_levels, top_levels

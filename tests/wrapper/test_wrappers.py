@@ -12,7 +12,7 @@ from gymnasium.vector import AutoresetMode
 
 import offroad_env
 import terrain
-from offroad_env import tasks
+from offroad_env.task import task as tasks
 from offroad_env.physics.dynamics import SkidSteerParams, SkidSteerState, skid_steer_step
 from offroad_env.physics.vehicle import VehicleBatch
 from wrappers import (ActionDelay, DomainRandomization, DomainRandomizationEnv,
@@ -355,7 +355,7 @@ def test_sb3_adapter_terminal_observation_and_time_limit():
 def test_imu_noise_and_bias_random_walk_have_their_closed_form_spread():
     """Parked on flat ground over T steps: the gyro reads white noise plus a bias that is a
     random walk, so across many envs Var = walk^2 * T * dt + noise^2 (and the mean stays 0)."""
-    from offroad_env.config import ImuConfig
+    from offroad_env.sim.config import ImuConfig
     n, T, noise, walk = 4000, 100, 0.01, 0.05
     env = venv(n, terrain=FLAT, imu=ImuConfig(gyro_noise=noise, gyro_bias_walk=walk))
     env.reset(seed=0)

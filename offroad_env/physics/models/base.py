@@ -107,7 +107,7 @@ class VehicleModel(abc.ABC):
     ``judges_tip_over``.
 
     Args:
-        cfg: the :class:`~offroad_env.config.SimConfig`.
+        cfg: the :class:`~offroad_env.sim.config.SimConfig`.
         vehicle: the nominal (preset) :class:`~offroad_env.physics.vehicle.Vehicle`.
     """
 
@@ -120,7 +120,7 @@ class VehicleModel(abc.ABC):
     #: the model decides tip-over itself (:meth:`lost_support`, a physical event); the task's
     #: static tilt limits and force-angle hold rule then do not end its episodes
     judges_tip_over: ClassVar[bool] = False
-    #: the per-environment parameters (:data:`offroad_env.params.PARAMS`) the model honours;
+    #: the per-environment parameters (:data:`offroad_env.core.params.PARAMS`) the model honours;
     #: None: all of them. ``set_params`` refuses the others at once (:meth:`param_refusals`).
     per_env_params: ClassVar[tuple[str, ...] | None] = None
 

@@ -1,0 +1,339 @@
+"""OffroadBench's suites: the versioned spec of a suite (``train/suites/<name>.json``) and its
+tasks.
+
+A spec names the vehicle and models, the task grid (families x levels x worlds x start/goal
+pairs), the maps' grid, and the seeds; :func:`suite_tasks` draws the same tasks from it on every
+machine. ``family_options`` sets the families' top levels (:class:`terrain.FamilyConfig`
+fields, e.g. ``max_step``), and ``per_family`` gives a family a map grid of its own (a ledge needs a few
+cm, :mod:`terrain.families`) or its own start slope; the runner (:mod:`train.bench`) runs the
+families of each such setting in a vector env of their own (:meth:`SuiteSpec.groups`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+
+import numpy as np
+import torch
+
+import terrain as terrain_pkg
+from offroad_env import OffroadVectorEnv, SimConfig, make_config
+from offroad_env.sim.config import check_obs_terms, family_config
+from offroad_env.core.spawn import ground_slope
+
+__all__ = ["SuiteSpec", "load_suite", "suite_tasks", "suite_env", "suite_config",
+           "suite_episode_steps", "start_slope_limits", "SUITES_DIR"]
+
+SUITES_DIR = Path(__file__).parent / "suites"
+_PER_FAMILY = ("size", "resolution", "max_start_slope_deg")
+_FAMILY_FIELDS = {f.name for f in fields(terrain_pkg.FamilyConfig)} - {
+    "size", "resolution", "family", "num_levels"}
+
+
+@dataclass(frozen=True)
+class SuiteSpec:
+    """An evaluation suite (the fields of ``train/suites/<name>.json``).
+
+    Attributes:
+        name, version: the suite's name and version (a changed task set is a new version).
+        vehicle, dynamics, ground: the vehicle preset and models.
+        families, num_levels, worlds, pairs: the task grid (tasks = product).
+        size, resolution: map grid [m].
+        terrain_seed: seed of the maps (map ``i`` from ``default_rng((terrain_seed, i))``).
+        pair_seed: seed of the start/goal pairs (map ``i``'s from ``default_rng((pair_seed,
+            i))``).
+        goal_distance: range of the start-to-goal distance [m].
+        margin: starts and goals keep this far from the map border [m].
+        max_start_slope_deg: starts and goals lie where the plane fitted to the ground within
+            1 m (a 5 x 5 grid) is at most this steep.
+        time_limit_s: episode limit [s]. seed: the env seed (the random policy's too).
+        stuck_time_s: an episode without progress toward its goal for this long ends as
+            ``stuck`` (``TaskConfig.stuck_time``; None: never, as in v0).
+        family_options: :class:`terrain.FamilyConfig` fields beside the vehicle's figures
+            (the families' top levels, ``soils``, ``dem``: a bare file name is a packaged data
+            file); empty in v0.
+        per_family: ``{family: {"size": [x, y], "resolution": [x, y],
+            "max_start_slope_deg": d}}``, a family's own map grid and start slope (each
+            default the suite's); empty in v0.
+        obs_terms: the observation terms a policy sees (``SimConfig.obs_terms``; None, as in
+            v0: the traverse task's). They change what a learned policy reads, not the tasks
+            or how they are judged; the baselines read their terms by name.
+        tasks: the tasks themselves, from v2 on (None: drawn by :func:`suite_tasks`): one
+            ``{"family", "level", "world", "start": [x, y, yaw], "goal": [x, y]}`` per task,
+            chosen once by :mod:`train.suite_starts` (starts that rest, braked, on the model)
+            and stored, so every machine runs the same tasks.
+        measured_with: the package version whose physics chose the stored tasks.
+        chunk_tasks: how many tasks run together in one vector env (None: each grid group in
+            one env, as v0-v2 were measured). The chunks are fixed by the suite, in task order
+            within each group, so a run split across ``torchrun`` ranks (a chunk per rank in
+            turn) steps every task in the same rows, and its JSON is a one-process run's.
+        chunk_threads: torch threads per process of a chunked run (default 1), fixed by the
+            suite for the same reason.
+        reference: the privileged reference's run (``{"policy", "privileged", "success_rate",
+            "note"}``; :mod:`train.reference`), whose per-task outcome each stored task keeps
+            as ``"reference": {"end_reason", "steps"}``; None where there is none.
+    """
+
+    name: str = "offroad-bench-v0"
+    version: int = 0
+    vehicle: str = "husky"
+    dynamics: str = "unicycle"
+    ground: str = "rigid_contact"
+    families: tuple[str, ...] = terrain_pkg.HARD_FAMILIES
+    num_levels: int = 10
+    worlds: int = 2
+    pairs: int = 10
+    size: tuple[float, float] = (24.0, 24.0)
+    resolution: tuple[float, float] = (0.1, 0.1)
+    terrain_seed: int = 20261130
+    pair_seed: int = 1
+    goal_distance: tuple[float, float] = (8.0, 12.0)
+    margin: float = 2.0
+    max_start_slope_deg: float = 12.0
+    time_limit_s: float = 30.0
+    stuck_time_s: float | None = None
+    seed: int = 0
+    family_options: dict = field(default_factory=dict)
+    per_family: dict = field(default_factory=dict)
+    obs_terms: tuple[str, ...] | None = None
+    description: str = field(default="", compare=False)
+    tasks: tuple | None = field(default=None, repr=False)
+    measured_with: str | None = field(default=None, compare=False)
+    chunk_tasks: int | None = None
+    chunk_threads: int = 1
+    reference: dict | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self):
+        for name in ("num_levels", "worlds", "pairs"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ValueError(f"suite {self.name}: {name} must be an int >= 1, got {v!r}")
+        for name in ("time_limit_s", "margin", "max_start_slope_deg"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+                raise ValueError(f"suite {self.name}: {name} must be a number > 0, got {v!r}")
+        for name, v, none_ok in (("chunk_tasks", self.chunk_tasks, True),
+                                 ("chunk_threads", self.chunk_threads, False)):
+            if not ((none_ok and v is None) or (isinstance(v, int) and not isinstance(v, bool)
+                                                 and v >= 1)):
+                raise ValueError(f"suite {self.name}: {name} must be an int >= 1"
+                                 f"{' or null' if none_ok else ''}, got {v!r}")
+        st = self.stuck_time_s
+        if st is not None and not (isinstance(st, (int, float)) and math.isfinite(st) and st > 0):
+            raise ValueError(f"suite {self.name}: stuck_time_s must be a number > 0 or null, "
+                             f"got {st!r}")
+        lo, hi = (tuple(self.goal_distance) + (None, None))[:2]
+        if len(tuple(self.goal_distance)) != 2 or not (0 < lo <= hi):
+            raise ValueError(f"suite {self.name}: goal_distance must be (min, max) with "
+                             f"0 < min <= max, got {self.goal_distance!r}")
+
+        bad = sorted(set(self.family_options) - _FAMILY_FIELDS)
+        if bad:
+            raise ValueError(f"suite {self.name}: family_options {bad} are not terrain family "
+                             f"fields; known: {sorted(_FAMILY_FIELDS)}")
+        for fam, own in self.per_family.items():
+            if fam not in self.families or not isinstance(own, dict) or not set(own) <= set(
+                    _PER_FAMILY):
+                raise ValueError(f"suite {self.name}: per_family[{fam!r}] must be a family of "
+                                 f"the suite with some of {_PER_FAMILY}, got {own!r}")
+        if self.obs_terms is not None:
+            try:
+                check_obs_terms(tuple(self.obs_terms))
+            except ValueError as exc:
+                raise ValueError(f"suite {self.name}: {exc}") from None
+        if self.tasks is not None:
+            want = self.num_levels * self.worlds * self.pairs
+            for fam in self.families:
+                got = sum(1 for t in self.tasks if t.get("family") == fam)
+                if got != want:
+                    raise ValueError(f"suite {self.name}: {got} stored tasks of family "
+                                     f"{fam!r}; levels x worlds x pairs = {want}")
+        self.levels  # the families' config is checked where the spec enters
+
+    def _family_config(self, size, resolution) -> terrain_pkg.FamilyConfig:
+        opts = dict(self.family_options)
+        for k, v in opts.items():
+            if isinstance(v, list):
+                opts[k] = tuple(v)
+        dem = opts.get("dem")
+        if dem is not None and not Path(dem).is_file():
+            from offroad_env.data import data_file
+            opts["dem"] = str(data_file(dem))  # a packaged file by its name
+        return family_config(self.vehicle, size=tuple(size), resolution=tuple(resolution),
+                             num_levels=self.num_levels, **opts)
+
+    @property
+    def levels(self) -> terrain_pkg.LevelsConfig:
+        """The level stack of every family on the suite's own grid."""
+        fam = self._family_config(self.size, self.resolution)
+        return terrain_pkg.LevelsConfig(family=fam, families=tuple(self.families),
+                                        worlds=self.worlds)
+
+    def groups(self) -> list["SuiteSpec"]:
+        """The suite split by its ``per_family`` settings: one spec per distinct setting (in
+        the order of their first family), each with its families in the suite's order and no
+        ``per_family``. A suite without them is its own single group."""
+        if not self.per_family:
+            return [self]
+        out: dict[tuple, list[str]] = {}
+        for fam in self.families:
+            own = self.per_family.get(fam, {})
+            key = (tuple(own.get("size", self.size)),
+                   tuple(own.get("resolution", self.resolution)),
+                   own.get("max_start_slope_deg", self.max_start_slope_deg))
+            out.setdefault(key, []).append(fam)
+        return [replace(self, families=tuple(fams), size=size, resolution=res,
+                        max_start_slope_deg=slope, per_family={})
+                for (size, res, slope), fams in out.items()]
+
+    def on_one_grid(self) -> "SuiteSpec":
+        """The suite with every family on one map grid: the finest resolution and the largest
+        size among its :meth:`groups` (no ``per_family``). A training env holds one map stack;
+        a family generated on a finer grid is the same family better resolved (its ledges stay
+        edges), while a coarser one would turn a ledge into a ramp."""
+        gs = self.groups()
+        size = tuple(max(float(g.size[i]) for g in gs) for i in range(2))
+        res = tuple(min(float(g.resolution[i]) for g in gs) for i in range(2))
+        return replace(self, size=size, resolution=res, per_family={})
+
+    @property
+    def num_tasks(self) -> int:
+        return len(self.families) * self.num_levels * self.worlds * self.pairs
+
+    def chunks(self) -> list[tuple[int, int, int]]:
+        """The fixed chunks of a run: ``(group, first task, end task)`` (tasks counted within
+        the group of :meth:`groups`), ``chunk_tasks`` tasks each, in group and task order."""
+        out = []
+        for gi, g in enumerate(self.groups()):
+            step = self.chunk_tasks or g.num_tasks
+            out += [(gi, a, min(a + step, g.num_tasks)) for a in range(0, g.num_tasks, step)]
+        return out
+
+
+def suite_path(name_or_path: str) -> Path:
+    """The JSON file of a suite given by name (``train/suites/<name>.json``) or as a path."""
+    p = Path(name_or_path)
+    return SUITES_DIR / f"{name_or_path}.json" if not p.suffix else p
+
+
+def load_suite(name_or_path: str) -> SuiteSpec:
+    """A suite by name (``train/suites/<name>.json``) or from a JSON file."""
+    p = suite_path(name_or_path)
+    if not p.is_file():
+        known = sorted(f.stem for f in SUITES_DIR.glob("*.json"))
+        raise ValueError(f"unknown suite {name_or_path!r}; known: {known} (or a .json file)")
+    try:
+        raw = json.loads(p.read_text())
+        raw = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()}
+        if raw.get("tasks") is not None:
+            raw["tasks"] = tuple(raw["tasks"])
+        for k in ("family_options", "per_family"):
+            raw.setdefault(k, {})
+        return SuiteSpec(**raw)
+    except (json.JSONDecodeError, TypeError) as exc:
+        raise ValueError(f"suite file {p} is not a suite spec: {exc}") from None
+
+
+def suite_tasks(spec: SuiteSpec, maps: terrain_pkg.HeightMap,
+                min_pairs: int | None = None) -> dict[str, np.ndarray]:
+    """The suite's tasks on its level stack ``maps``: ``map_index`` ``(T,)``, ``start``
+    ``(T, 3)`` (x, y, yaw facing the goal) and ``goal`` ``(T, 2)`` [m], ``family``, ``level``,
+    ``world`` ``(T,)``; tasks in the order family, level, world, pair. ``min_pairs``: a map
+    may give fewer than ``spec.pairs``, down to this many (candidates for
+    :mod:`train.suite_starts`; default ``spec.pairs``)."""
+    lv = spec.levels
+    if spec.tasks is not None:
+        return _stored_tasks(spec, lv)
+    x0, x1, y0, y1 = maps.bounds
+    m = spec.margin
+    tan_max = math.tan(math.radians(spec.max_start_slope_deg))
+    out = {k: [] for k in ("map_index", "start", "goal", "family", "level", "world")}
+    for fi in range(len(spec.families)):
+        for level in range(spec.num_levels):
+            for w in range(spec.worlds):
+                i = lv.map_index(fi, level, w)
+                rng = np.random.default_rng((spec.pair_seed, i))
+                k = 4096
+                sx, sy = rng.uniform(x0 + m, x1 - m, k), rng.uniform(y0 + m, y1 - m, k)
+                d = rng.uniform(*spec.goal_distance, k)
+                b = rng.uniform(-math.pi, math.pi, k)
+                gx, gy = sx + d * np.cos(b), sy + d * np.sin(b)
+                ok = (gx >= x0 + m) & (gx <= x1 - m) & (gy >= y0 + m) & (gy <= y1 - m)
+                for px, py in ((sx, sy), (gx, gy)):  # the plane fitted under a 2 x 2 m patch
+                    ok &= ground_slope(maps, torch.from_numpy(px), torch.from_numpy(py),
+                                       torch.full((k,), i)).numpy() <= tan_max
+                picked = np.flatnonzero(ok)[:spec.pairs]
+                if picked.size < (spec.pairs if min_pairs is None else min_pairs):
+                    raise ValueError(f"suite {spec.name}: map {i} (family "
+                                     f"{spec.families[fi]}, level {level}) has only "
+                                     f"{picked.size} start/goal pairs with ground under "
+                                     f"{spec.max_start_slope_deg} deg; raise "
+                                     "max_start_slope_deg")
+                for j in picked:
+                    out["map_index"].append(i)
+                    out["start"].append((sx[j], sy[j], math.atan2(gy[j] - sy[j], gx[j] - sx[j])))
+                    out["goal"].append((gx[j], gy[j]))
+                    out["family"].append(fi)
+                    out["level"].append(level)
+                    out["world"].append(w)
+    return {k: np.asarray(v) for k, v in out.items()}
+
+
+def _stored_tasks(spec: SuiteSpec, lv) -> dict[str, np.ndarray]:
+    """The stored tasks of ``spec``'s families (its :attr:`~SuiteSpec.tasks`), in the order
+    family, level, world, pair, as :func:`suite_tasks` returns them."""
+    out = {k: [] for k in ("map_index", "start", "goal", "family", "level", "world")}
+    for fi, fam in enumerate(spec.families):
+        mine = [t for t in spec.tasks if t["family"] == fam]
+        mine.sort(key=lambda t: (t["level"], t["world"]))  # stable: pairs keep their order
+        for t in mine:
+            out["map_index"].append(lv.map_index(fi, t["level"], t["world"]))
+            out["start"].append(tuple(t["start"]))
+            out["goal"].append(tuple(t["goal"]))
+            out["family"].append(fi)
+            out["level"].append(t["level"])
+            out["world"].append(t["world"])
+    return {k: np.asarray(v) for k, v in out.items()}
+
+
+def suite_config(spec: SuiteSpec, terrain_seed: int | None = None, **overrides) -> SimConfig:
+    """The traverse config of ``spec`` (one grid: a group of :meth:`SuiteSpec.groups`, or
+    :meth:`SuiteSpec.on_one_grid`): its vehicle, models, level stack, goal distances, margin
+    and stuck time, and its observation terms. ``terrain_seed``: the maps' seed (default the
+    suite's own: its test maps; a training run draws other worlds of the same levels).
+    ``overrides``: SimConfig fields on top (:func:`offroad_env.make_config`)."""
+    seed = spec.terrain_seed if terrain_seed is None else terrain_seed
+    own = {} if spec.obs_terms is None else {"obs_terms": tuple(spec.obs_terms)}
+    cfg = make_config("traverse", vehicle=spec.vehicle, dynamics=spec.dynamics,
+                      ground=spec.ground, terrain=spec.levels, terrain_seed=seed, **own)
+    cfg = replace(cfg, task=replace(cfg.task, goal_distance=tuple(spec.goal_distance),
+                                    spawn_margin=spec.margin, stuck_time=spec.stuck_time_s))
+    return make_config("traverse", cfg, **overrides) if overrides else cfg
+
+
+def start_slope_limits(spec: SuiteSpec) -> tuple[float, ...]:
+    """The start and goal slope limit [deg] of each map of :meth:`SuiteSpec.on_one_grid`'s
+    level stack, by its family (its ``per_family`` ``max_start_slope_deg``, else the suite's):
+    the ``TaskConfig.max_start_slope_deg`` that draws training's starts and goals where the
+    suite's lie (``train.ppo --suite``)."""
+    own = {f: spec.per_family.get(f, {}).get("max_start_slope_deg", spec.max_start_slope_deg)
+           for f in spec.families}
+    return tuple(float(own[f]) for f in spec.families
+                 for _ in range(spec.num_levels * spec.worlds))
+
+
+def suite_episode_steps(spec: SuiteSpec, cfg: SimConfig) -> int:
+    """The suite's time limit in env steps of ``cfg`` (each ``dt * action_repeat`` long)."""
+    return int(round(spec.time_limit_s / (cfg.dt * cfg.action_repeat)))
+
+
+def suite_env(spec: SuiteSpec, num_envs: int, device="cpu",
+              compile: bool = False) -> OffroadVectorEnv:
+    """A vector env of ``num_envs`` traverse tasks on the level stack of ``spec`` (one grid:
+    a group of :meth:`SuiteSpec.groups`); ``compile``: its step (and look-ahead) compiled."""
+    cfg = suite_config(spec)
+    return OffroadVectorEnv(num_envs=num_envs, config=cfg, compile=compile,
+                            max_episode_steps=suite_episode_steps(spec, cfg), device=device)

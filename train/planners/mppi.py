@@ -1,0 +1,223 @@
+"""MPPI (model-predictive path integral control) over the simulator itself: a privileged planner.
+
+**Privileged**: it plans on the true model and the true map (the env's own snapshot and
+look-ahead, ``env.get_state()`` and ``env.lookahead``), which no deployed robot has. It is the
+reference a learned policy is measured against, not a competitor.
+
+For N environments at once, each control step:
+
+1. K action sequences of H steps per environment: the warm-started plan ``U`` ``(N, H, A)``
+   plus Gaussian noise of standard deviation ``noise``, smoothed along the horizon as an AR(1)
+   process (``eps_h = smoothing * eps_{h-1} + sqrt(1 - smoothing^2) * w_h``: each sample a
+   smooth manoeuvre, not jitter), clipped to [-1, 1]; sample 0 is the plan itself;
+2. all N x K sequences stepped on the simulator from the current state (``Snapshot.repeat``:
+   rows ``i K + j``), the return of each the discounted sum of the env's own rewards (an
+   episode's end counts once: its terminal reward, then nothing);
+3. the plan becomes the softmax-weighted mean of the samples, weights ``exp((R - max R) /
+   (temperature * std R))`` (the temperature relative to the spread of the returns, so one
+   value suits every task), and its first action is taken; the plan shifts by one step for
+   the next call (the last action repeated). A new episode starts from a zero plan.
+
+``replan`` k > 1 plans every k-th call and plays the plan's next actions in between (k times
+cheaper; the noise is drawn only on planning calls). ``guide`` (a baseline's name, default none) adds an ancillary controller's suggestion: sample 1
+of each row holds that policy's current action over the whole horizon (no noise), and a new
+episode's plan starts from it instead of zeros. The planner then chooses between the guide's
+line and its own samples by their simulated returns; the guide only proposes.
+
+Rows that no longer matter (a suite's task whose counted episode has ended) can be left out:
+set ``planner.active`` to an ``(N,)`` bool mask (``train.bench`` does) and only those rows are
+planned, on a look-ahead of the active count rounded up to a multiple of ``ceil(N / 8)`` rows
+(at most 8 look-ahead sizes, so at most 8 second simulators); the others get a zero action.
+The noise is drawn for all N rows either way, so a row's samples do not depend on the others'.
+
+Why not ``pytorch_mppi`` or TorchRL's ``MPPIPlanner``: ``pytorch_mppi.MPPI`` plans one system
+(one state vector; its K samples are its only batch), so N environments would be N planners
+stepped one after another; TorchRL's planner needs a TorchRL ``EnvBase`` model env over
+tensordicts and clones it per call. Here the N x K rollouts are one batched look-ahead on the
+env's own compiled step, sharing its maps.
+
+    from train.planners.mppi import mppi_policy
+    act = mppi_policy(env, samples=32, horizon=15)   # act(obs) -> (N, A) actions
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from train.planners.options import parse_options as parse_named
+
+__all__ = ["MPPIConfig", "MPPI", "mppi_policy", "parse_options", "OBJECTIVES", "END_BONUS"]
+
+#: what a sample's return measures (:class:`MPPIConfig`)
+OBJECTIVES = ("reward", "progress")
+#: the ``progress`` objective's bonus for the goal and penalty for a fatal end [m equivalent]
+END_BONUS = 10.0
+
+
+@dataclass(frozen=True)
+class MPPIConfig:
+    """``samples`` K, ``horizon`` H [steps], ``temperature`` (relative to the returns'
+    spread), ``noise`` (action standard deviation, actions in [-1, 1]), ``smoothing`` (the
+    noise's AR(1) coefficient along the horizon, in [0, 1)), ``gamma`` (discount), ``seed``."""
+
+    samples: int = 32
+    horizon: int = 15
+    temperature: float = 0.3
+    noise: float = 0.5
+    smoothing: float = 0.6
+    gamma: float = 0.99
+    seed: int = 0
+    guide: str = ""
+    replan: int = 1
+    objective: str = "reward"
+
+    def __post_init__(self):
+        for name in ("samples", "horizon", "replan"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ValueError(f"MPPI {name} must be an int >= 1, got {v!r}")
+        if self.replan > self.horizon:
+            raise ValueError(f"MPPI replan ({self.replan}) must not exceed the horizon "
+                             f"({self.horizon})")
+        if self.objective not in OBJECTIVES:
+            raise ValueError(f"MPPI objective must be one of {OBJECTIVES}, got "
+                             f"{self.objective!r}")
+        if not isinstance(self.guide, str):
+            raise ValueError(f"MPPI guide must be a baseline's name, got {self.guide!r}")
+        if self.guide and self.samples < 2:
+            raise ValueError("MPPI with a guide needs samples >= 2 (sample 1 is the guide's)")
+        for name, lo, hi in (("temperature", 0.0, math.inf), ("noise", 0.0, math.inf),
+                             ("smoothing", 0.0, 1.0), ("gamma", 0.0, 1.0 + 1e-12)):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and lo <= v < hi) or (
+                    name in ("temperature", "noise") and v <= 0):
+                raise ValueError(f"MPPI {name} must be in [{lo}, {hi}) (and > 0 for "
+                                 f"temperature and noise), got {v!r}")
+
+
+def parse_options(text: str) -> dict:
+    """``"samples=32,horizon=15"`` (or ``K=32,H=15``) as MPPIConfig keywords."""
+    types = {f: type(getattr(MPPIConfig(), f)) for f in MPPIConfig.__dataclass_fields__}
+    return parse_named(text, types, {"K": "samples", "H": "horizon", "T": "temperature"}, "MPPI")
+
+
+class MPPI:
+    """The planner for a vector env (see the module docstring); call it with the current
+    observations (unused: it reads the state) to get ``(N, A)`` actions."""
+
+    privileged = True
+
+    def __init__(self, env, config: MPPIConfig = MPPIConfig(), guide=None):
+        self.env = env
+        self.face = env.unwrapped
+        self.cfg = c = config
+        sim = self.face.sim
+        self.n, self.a = sim.n, sim.action_dim
+        self.dtype, self.device = sim.dtype, sim.device
+        self.plan = torch.zeros(self.n, c.horizon, self.a, dtype=self.dtype, device=self.device)
+        self.gen = torch.Generator(self.device).manual_seed(c.seed)
+        self.disc = c.gamma ** torch.arange(c.horizon, dtype=self.dtype, device=self.device)
+        if bool(c.guide) != (guide is not None):
+            raise ValueError(f"MPPI config guide {c.guide!r} needs its policy given as guide "
+                             "(train.planners.baselines.baseline builds both)" if c.guide else
+                             "a guide policy was given but the config names none")
+        #: the guide's policy ``act(obs) -> (N, A)`` (None: no guide)
+        self.guide = guide
+        #: ``(N,)`` bool: the rows to plan (None: all); the others get a zero action
+        self.active: torch.Tensor | None = None
+        self._calls = 0
+
+    def __call__(self, obs=None) -> torch.Tensor:
+        c, N, K, H, A = self.cfg, self.n, self.cfg.samples, self.cfg.horizon, self.a
+        fresh = self.face.state_view().steps == 0  # a new episode: a new plan
+        g = None
+        if self.guide is not None:
+            g = self.guide(obs).to(self.dtype).clamp(-1.0, 1.0)  # (N, A)
+            first = g.unsqueeze(1).expand(N, H, A)
+        else:
+            first = torch.zeros_like(self.plan)
+        self.plan = torch.where(fresh.view(N, 1, 1), first, self.plan)
+        self._calls += 1
+        if (self._calls - 1) % c.replan:  # between plans: play the plan
+            act = self.plan[:, 0].clone()
+            self.plan = torch.cat((self.plan[:, 1:], self.plan[:, -1:]), 1)
+            if self.active is not None:
+                act = torch.where(self.active.to(self.device).view(N, 1), act, 0.0)
+            return act
+        w = torch.randn(N, K, H, A, generator=self.gen, dtype=self.dtype, device=self.device)
+        snap = self.face.get_state()
+        rows, m = None, N
+        if self.active is not None:
+            act_rows = torch.nonzero(self.active.to(self.device)).flatten()
+            m = int(act_rows.numel())
+            if m == 0:
+                return torch.zeros(N, A, dtype=self.dtype, device=self.device)
+            if m < N:  # pad to a multiple of ceil(N / 8) with copies of the first active row
+                q = -(-N // 8)
+                size = min(N, -(-m // q) * q)
+                rows = torch.cat((act_rows, act_rows[:1].expand(size - m)))
+                snap, w = snap.select(rows), w[rows]
+                g = None if g is None else g[rows]
+        plan0 = self.plan if rows is None else self.plan[rows]
+        eps = torch.empty_like(w)
+        eps[:, :, 0] = w[:, :, 0]
+        keep = math.sqrt(1.0 - c.smoothing ** 2)
+        for h in range(1, H):
+            eps[:, :, h] = c.smoothing * eps[:, :, h - 1] + keep * w[:, :, h]
+        eps = eps * c.noise
+        eps[:, 0] = 0.0  # sample 0: the plan itself
+        V = (plan0.unsqueeze(1) + eps).clamp(-1.0, 1.0)  # (M, K, H, A)
+        if g is not None:  # sample 1: the guide's action held over the horizon
+            V[:, 1] = g.unsqueeze(1)
+        M = V.shape[0]
+        ro = self.face.lookahead(snap.repeat(K), V.permute(2, 0, 1, 3).reshape(H, M * K, A))
+        if c.objective == "reward":
+            ret = (ro.reward * self.disc.unsqueeze(1)).sum(0).view(M, K)
+        else:
+            ret = self._progress(ro, rows, M, K)
+        spread = ret.std(1, keepdim=True).clamp_min(1e-6)
+        weights = torch.softmax((ret - ret.amax(1, keepdim=True)) / (c.temperature * spread), 1)
+        plan = (weights.view(M, K, 1, 1) * V).sum(1)
+        #: the last call's look-ahead (rows ``i K + j`` of the planned rows) and sample
+        #: weights ``(M, K)``, for plots
+        self.last_rollout, self.last_weights = ro, weights
+        shifted = torch.cat((plan[:, 1:], plan[:, -1:]), 1)
+        if rows is None:
+            self.plan = shifted
+            return plan[:, 0].clone()
+        act = torch.zeros(N, A, dtype=self.dtype, device=self.device)
+        act[rows[:m]] = plan[:m, 0]
+        self.plan[rows[:m]] = shifted[:m]
+        return act
+
+
+    def _progress(self, ro, rows, M: int, K: int) -> torch.Tensor:
+        """``(M, K)`` returns of the ``progress`` objective (:class:`MPPIConfig`)."""
+        from offroad_env.task.task import EndReason
+        v = self.face.state_view()
+        goal = v.goal_w if rows is None else v.goal_w[rows]
+        here = torch.stack((v.x, v.y), 1)
+        here = here if rows is None else here[rows]
+        g = goal.to(torch.float64).repeat_interleave(K, 0)
+        d0 = torch.linalg.vector_norm(g - here.to(torch.float64).repeat_interleave(K, 0), dim=1)
+        d1 = torch.linalg.vector_norm(g - ro.position[-1], dim=1)
+        why = ro.end_reason[-1]
+        bonus = torch.where(why == int(EndReason.GOAL_REACHED), END_BONUS, 0.0)
+        fatal = ((why == int(EndReason.TIP_OVER)) | (why == int(EndReason.HOLE))
+                 | (why == int(EndReason.OFF_MAP)))
+        ret = d0 - d1 + bonus - torch.where(fatal, END_BONUS, 0.0)
+        return ret.to(self.dtype).view(M, K)
+
+
+def mppi_policy(env, seed: int = 0, guide_policy=None, **options) -> MPPI:
+    """The MPPI planner for ``env`` (a vector env of this package) with MPPIConfig
+    ``options``; ``guide_policy``: the policy named by ``options["guide"]`` (built by
+    :func:`train.planners.baselines.baseline`, which is how a ``"mppi:...,guide=heuristic"`` name gets
+    one)."""
+    if not hasattr(env.unwrapped, "lookahead"):
+        raise ValueError("MPPI plans on an offroad_env vector env (it needs get_state and "
+                         "lookahead)")
+    return MPPI(env, MPPIConfig(**dict({"seed": seed}, **options)), guide_policy)

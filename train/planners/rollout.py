@@ -1,0 +1,222 @@
+"""Policy rollout over the simulator itself: a privileged planner that picks, every few steps,
+the best of a library of controllers by simulating each to the end of the episode.
+
+**Privileged**: like :mod:`train.planners.mppi` it plans on the true model and the true map (the env's
+snapshot and closed-loop look-ahead, ``env.get_state()`` and ``env.lookahead(snap, policy,
+horizon)``). It is the reference a learned policy is measured against, not a competitor.
+
+This is the rollout algorithm with several base policies (Bertsekas, *Rollout, Policy
+Iteration, and Distributed Reinforcement Learning*, 2020, ch. 2): every ``replan`` steps, for
+each environment, each candidate of the library is simulated closed loop from the current state
+until its episode ends (or ``horizon`` steps), all N x C candidates in one batched look-ahead;
+the environment then plays the best candidate's first segment for ``replan`` steps and chooses
+again. A candidate is a pair: a ``first`` policy for the first ``replan`` steps, then a ``then``
+policy to the end (a plain base policy is the pair ``(b, b)``; ``(reverse, heuristic)`` backs
+off and charges). A candidate's score:
+
+* the goal reached: ``END_BONUS`` + the progress made, less ``0.01`` per step it took;
+* a fatal end (tip-over, hole, off the map): the progress made less ``END_BONUS``;
+* otherwise (stuck, the time limit, the horizon): the progress made toward the goal [m].
+
+The candidate the environment is playing keeps its place while it is still predicted to reach
+the goal (so a plan that succeeds is followed, as the rollout algorithm's cost-improvement
+property assumes); otherwise the best score wins, ties to the lower index. Because the library
+holds the shipped heuristics, the planner finishes every task one of them finishes, up to the
+float rounding by which a look-ahead row at another batch position may differ from the live
+row (:mod:`offroad_env.lookahead`); re-planning every ``replan`` steps corrects such drift.
+
+    python -m train.bench --suite offroad-bench-v2 --chunk-tasks 100 \\
+        --policy rollout:replan=20,library=default
+
+Rows that no longer matter (a suite's finished tasks) are left out when ``planner.active`` is
+set (``train.bench`` sets it), as for MPPI.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+
+from train.planners.options import parse_options as parse_named
+
+__all__ = ["LIBRARIES", "RolloutConfig", "RolloutPlanner", "parse_options", "END_BONUS"]
+
+#: a candidate's bonus for the goal and penalty for a fatal end [m equivalent]
+END_BONUS = 100.0
+#: the score a goal-reaching candidate loses per step it takes [m equivalent]
+STEP_COST = 0.01
+
+_STRAIGHT = (("heuristic", "heuristic"), ("heuristic:speed=0.5", "heuristic:speed=0.5"),
+             ("heuristic:bias=25", "heuristic:bias=25"),
+             ("heuristic:bias=-25", "heuristic:bias=-25"),
+             ("heuristic:bias=50", "heuristic:bias=50"),
+             ("heuristic:bias=-50", "heuristic:bias=-50"), ("reverse", "heuristic"))
+_SHIPPED = (("careful", "careful"), ("physics", "physics"))
+#: named candidate libraries: ``(first, then)`` baseline names (``"reverse"``: drive straight
+#: back at 0.6 of full speed). ``straight``: the straight line, a slow one, detours 25 and 50
+#: degrees to each side and a back-off-and-charge (needs only the ``goal`` observation term);
+#: ``heuristics``: the three shipped heuristics alone; ``default``: ``straight`` with careful
+#: and physics (they read the ``height_scan`` and ``stability`` terms: the traverse task's)
+LIBRARIES: dict[str, tuple[tuple[str, str], ...]] = {
+    "default": _STRAIGHT[:1] + _SHIPPED + _STRAIGHT[1:],
+    "heuristics": _STRAIGHT[:1] + _SHIPPED,
+    "straight": _STRAIGHT,
+}
+
+
+@dataclass(frozen=True)
+class RolloutConfig:
+    """``replan``: steps between choices; ``horizon``: the look-ahead's most steps (0: to the
+    episode's end, which the time limit bounds); ``library``: a :data:`LIBRARIES` name."""
+
+    replan: int = 20
+    horizon: int = 0
+    library: str = "default"
+
+    def __post_init__(self):
+        if not isinstance(self.replan, int) or isinstance(self.replan, bool) or self.replan < 1:
+            raise ValueError(f"rollout replan must be an int >= 1, got {self.replan!r}")
+        if not isinstance(self.horizon, int) or isinstance(self.horizon, bool) or \
+                self.horizon < 0:
+            raise ValueError(f"rollout horizon must be an int >= 0 (0: to the episode's end), "
+                             f"got {self.horizon!r}")
+        if self.library not in LIBRARIES:
+            raise ValueError(f"rollout library must be one of {sorted(LIBRARIES)}, got "
+                             f"{self.library!r}")
+
+
+def parse_options(text: str) -> dict:
+    """``"replan=20,horizon=0,library=default"`` (or ``R=20,H=0``) as RolloutConfig keywords."""
+    return parse_named(text, {"replan": int, "horizon": int, "library": str},
+                       {"R": "replan", "H": "horizon"}, "rollout")
+
+
+class RolloutPlanner:
+    """The planner for a vector env (module docstring); call it with the current observations
+    to get ``(N, A)`` actions. ``candidates``: ``[(first, then)]`` policies ``act(obs) ->
+    actions`` (a library by name: ``train.planners.baselines.baseline(env, "rollout:library=...")``
+    builds its policies; ``config.library`` is then only a label)."""
+
+    privileged = True
+
+    def __init__(self, env, config: RolloutConfig, candidates: list[tuple[Callable, Callable]]):
+        if not hasattr(env.unwrapped, "lookahead"):
+            raise ValueError("the rollout planner plans on an offroad_env vector env (it needs "
+                             "get_state and lookahead)")
+        self.env, self.face, self.cfg = env, env.unwrapped, config
+        sim = self.face.sim
+        self.n, self.a, self.device = sim.n, sim.action_dim, sim.device
+        if not candidates:
+            raise ValueError("the rollout planner needs at least one candidate")
+        candidates = list(candidates)
+        #: ``(C,)`` each candidate's continuation: the candidate ``(then, then)`` (added where
+        #: the library lacks it), which a row keeps playing while its plan still reaches the goal
+        cont = []
+        for first, then in list(candidates):
+            at = next((j for j, (f, t) in enumerate(candidates) if f is then and t is then), None)
+            if at is None:
+                candidates.append((then, then))
+                at = len(candidates) - 1
+            cont.append(at)
+        cont += list(range(len(cont), len(candidates)))  # the added ones continue as themselves
+        self.candidates = candidates
+        self.cont = torch.tensor(cont, dtype=torch.int64, device=self.device)
+        #: ``(N,)`` the candidate each environment plays (an index into ``candidates``)
+        self.choice = torch.zeros(self.n, dtype=torch.int64, device=self.device)
+        #: ``(N,)`` whether that candidate's look-ahead reached the goal
+        self.predicted = torch.zeros(self.n, dtype=torch.bool, device=self.device)
+        #: ``(N,)`` bool: the rows to plan (None: all); the others get a zero action
+        self.active: torch.Tensor | None = None
+        limit = self.face.max_episode_steps
+        self.horizon = config.horizon or limit
+        if not self.horizon:
+            raise ValueError("rollout horizon=0 plans to the episode's end, which needs a "
+                             "time limit (max_episode_steps); give horizon > 0")
+
+    def __call__(self, obs: torch.Tensor) -> torch.Tensor:
+        N = self.n
+        steps = self.face.state_view().steps
+        live = torch.ones(N, dtype=torch.bool, device=self.device) if self.active is None \
+            else self.active.to(self.device)
+        due = live & (torch.remainder(steps, self.cfg.replan) == 0)
+        if bool(due.any()):
+            self._plan(torch.nonzero(due).flatten(), steps)
+        act = torch.zeros(N, self.a, dtype=obs.dtype, device=obs.device)
+        for c, (first, _) in enumerate(self.candidates):
+            rows = torch.nonzero(live & (self.choice == c)).flatten()
+            if rows.numel():  # the chosen candidate's first policy plays the segment
+                act[rows] = first(obs[rows]).to(act)
+        return act
+
+    def _plan(self, rows: torch.Tensor, steps: torch.Tensor) -> None:
+        """Choose a candidate for each of ``rows``: a row whose plan was predicted to reach the
+        goal checks that plan alone (its continuation, one look-ahead row); the others, and
+        those whose plan no longer reaches the goal, look ahead with every candidate."""
+        C = len(self.candidates)
+        cur = self.cont[self.choice[rows]]  # the plan being played, after its first segment
+        sure = self.predicted[rows] & (steps[rows] > 0)
+        if bool(sure.any()):
+            r, c = rows[sure], cur[sure]
+            _, goal = self._look(r, c, pad=1)
+            self.choice[r] = c  # kept where it still reaches the goal; searched again if not
+            rows = torch.cat((rows[~sure], r[~goal]))
+        m = int(rows.numel())
+        if m == 0:
+            return
+        cands = torch.arange(C, device=self.device).repeat_interleave(m)
+        score, goal = self._look(rows.repeat(C), cands, pad=C)
+        score, goal = score.view(C, m), goal.view(C, m)
+        best = score.argmax(0)  # ties: the lower index
+        self.choice[rows] = best
+        self.predicted[rows] = goal.gather(0, best.view(1, -1)).squeeze(0)
+
+    def _look(self, rows: torch.Tensor, cands: torch.Tensor, pad: int):
+        """Scores and goal flags ``(M,)`` of candidates ``cands`` each run closed loop from the
+        live row in ``rows`` (``(M,)``, M a multiple of ``pad``): one look-ahead, padded to a
+        multiple of ``pad * ceil(N / 8)`` rows (at most 8 sizes per ``pad``, each a second
+        simulator of its own) with copies of the first pair."""
+        N, R, M = self.n, self.cfg.replan, int(rows.numel())
+        q = pad * -(-N // 8)
+        size = -(-M // q) * q
+        rows_p = torch.cat((rows, rows[:1].expand(size - M)))
+        cands_p = torch.cat((cands, cands[:1].expand(size - M)))
+        groups = [(c, torch.nonzero(cands_p == c).flatten()) for c in
+                  torch.unique(cands_p).tolist()]
+        count = [0]
+
+        def policy(o):
+            k = count[0]
+            count[0] += 1
+            out = torch.empty(size, self.a, dtype=o.dtype, device=o.device)
+            for c, idx in groups:
+                first, then = self.candidates[c]
+                out[idx] = (first if k < R else then)(o[idx]).to(o)
+            return out
+
+        snap = self.face.get_state().select(rows_p)
+        ro = self.face.lookahead(snap, policy, horizon=self.horizon)
+        #: the last look-ahead and the (live row, candidate) of each of its rows, for plots
+        self.last_rollout, self.last_pairs = ro, (rows_p, cands_p)
+        score, goal = self._score(ro, rows_p)
+        return score[:M], goal[:M]
+
+    def _score(self, ro, rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(M,)`` scores of a look-ahead's rows (module docstring) and whether each reached
+        the goal; ``rows``: the live rows they started from."""
+        from offroad_env.task.task import EndReason
+        v = self.face.state_view()
+        g = v.goal_w[rows].to(torch.float64)
+        here = torch.stack((v.x, v.y), 1)[rows].to(torch.float64)
+        d0 = torch.linalg.vector_norm(g - here, dim=1)
+        d1 = torch.linalg.vector_norm(g - ro.position[-1], dim=1)
+        why = ro.end_reason[-1]
+        goal = why == int(EndReason.GOAL_REACHED)
+        fatal = ((why == int(EndReason.TIP_OVER)) | (why == int(EndReason.HOLE))
+                 | (why == int(EndReason.OFF_MAP)))
+        ended = ro.terminated | ro.truncated  # (H, M)
+        took = torch.where(ended.any(0), ended.to(torch.int64).argmax(0) + 1, ended.shape[0])
+        score = (d0 - d1 + torch.where(goal, END_BONUS - STEP_COST * took, 0.0)
+                 - torch.where(fatal, END_BONUS, 0.0))
+        return score, goal
