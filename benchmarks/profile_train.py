@@ -25,9 +25,9 @@ import time
 
 import torch
 
-from train.ppo import algorithm
 from train.common import logs
-from train import ppo
+from train.ppo import algorithm
+from train.ppo import trainer as ppo
 from train.common.agent import Agent
 
 T_ACC = collections.defaultdict(float)

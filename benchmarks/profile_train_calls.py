@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from train import ppo  # noqa: E402
+from train.ppo import trainer as ppo  # noqa: E402
 
 CALLS = ("train", "step", "advance", "reset", "_start_episodes", "observe", "settle", "rest",
          "start_at_rest", "redraw_until_rest", "_place_rows", "rigid_body_step", "_contact",

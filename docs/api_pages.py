@@ -1,6 +1,5 @@
 """The API reference's pages: one per package, an ``automodule`` per module (every module of
-``offroad_env``, ``terrain``, ``wrappers`` and ``train`` but the deprecated aliases and the
-entry points), written at every docs build (``docs/conf.py``), so a new module is documented
+``offroad_env``, ``terrain``, ``wrappers`` and ``train`` but the entry points), written at every docs build (``docs/conf.py``), so a new module is documented
 without an edit here."""
 
 from __future__ import annotations
@@ -11,8 +10,8 @@ from pathlib import Path
 
 PACKAGES = {"offroad_env": "The batched core: the envs, the simulator, the physics",
             "terrain": "Height maps, files, generators, terrain families",
-            "wrappers": "Gymnasium wrappers", "train": "PPO, evaluation, OffroadBench"}
-SKIP = ("__main__", "cli", "_moved", "_siblings")
+            "wrappers": "Gymnasium wrappers", "train": "The planners, what the programs share, PPO, OffroadBench"}
+SKIP = ("__main__", "cli", "_siblings")
 
 
 def modules(pkg: str) -> list[str]:
@@ -22,9 +21,6 @@ def modules(pkg: str) -> list[str]:
     for m in pkgutil.walk_packages(p.__path__, pkg + "."):
         leaf = m.name.rsplit(".", 1)[-1]
         if leaf in SKIP:
-            continue
-        src = Path(importlib.util.find_spec(m.name).origin).read_text()
-        if "_moved" in src and src.count("\n") < 12:  # a deprecated alias module
             continue
         out.append(m.name)
     return out

@@ -24,8 +24,8 @@ from pathlib import Path
 import torch
 
 import terrain
-from offroad_env.task.terms import EventTerm, ObservationTerm, RewardTerm, TerminationTerm
-from offroad_env.core.state import wheel_ruts
+from offroad_env import EventTerm, ObservationTerm, RewardTerm, TerminationTerm
+from offroad_env import wheel_ruts
 
 HALF_WIDTH = 10.5  # the corridor's half-width [m]
 

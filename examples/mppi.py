@@ -19,8 +19,8 @@ import torch
 
 from offroad_env import OffroadVectorEnv
 from offroad_env.drawing.plots import pyplot
-from offroad_env.task.task import EndReason
-from train.planners.mppi import mppi_policy
+from offroad_env import EndReason
+from train.planners import mppi_policy
 from train.common.suite import load_suite, suite_config, suite_episode_steps, suite_tasks
 
 

@@ -1,6 +1,6 @@
 """The documentation's generated parts follow the code: an environment card per registered id
 holds every observation term, reward term and end of that id; the API pages list every module
-but the deprecated aliases; a cached GIF made from other inputs is named stale."""
+but the entry points; a cached GIF made from other inputs is named stale."""
 
 import json
 import sys
@@ -37,10 +37,10 @@ def test_a_card_holds_the_ids_spaces_terms_and_ends(env_id):
     assert "base_link height above the ground [m]" in text
 
 
-def test_the_api_pages_cover_every_module_but_the_aliases():
+def test_the_api_pages_cover_every_module_but_the_entry_points():
     mods = api_pages.modules("offroad_env")
     assert "offroad_env.task.terms" in mods and "offroad_env.physics.rigid_body" in mods
-    assert "offroad_env.vehicle" not in mods  # a deprecated alias of offroad_env.physics.vehicle
+    assert "offroad_env.cli.commands" in mods and "offroad_env.core.state" in mods
     assert "offroad_env.cli" not in mods
 
 

@@ -213,7 +213,7 @@ def test_a_run_records_its_terms_and_a_checkpoint_rebuilds_them_only_when_allowe
 
 
 def test_the_suite_tables_count_a_user_end_reason():
-    from train.bench import _cell
+    from train.bench.run import _cell
 
     labels = np.array(["goal_reached", "left_corridor", "left_corridor", "stuck"])
     per = {"label": labels, "length": np.array([10, 20, 30, 40]),

@@ -410,6 +410,10 @@ def make_config(task: str | TaskConfig = "nav", config: SimConfig | None = None,
                     "PNG, .npy) or a generator name")
             overrides.pop("terrain")
             overrides["heightmap"] = terrain_pkg.load(terrain_arg)
+    removed = [k for k in REMOVED_FIELDS if k in overrides]
+    if removed:
+        raise RemovedFieldError(removed_fields_message(overrides.get("dynamics", base.dynamics),
+                                                       removed))
     names = {f.name for f in dataclasses.fields(SimConfig)}
     unknown = sorted(set(overrides) - names)
     if unknown:

@@ -53,7 +53,8 @@ def test_a_blown_up_row_is_truncated_as_diverged_and_reset_to_a_finite_episode(k
 def test_the_suite_counts_a_diverged_episode_as_a_failure_and_says_so():
     import numpy as np
 
-    from train.bench import _cell, table_markdown
+    from train.bench.report import table_markdown
+    from train.bench.run import _cell
 
     labels = np.array(["goal_reached", "diverged", "stuck", "goal_reached"])
     per = {"label": labels, "length": np.array([10, 3, 100, 20]),

@@ -1,54 +1,48 @@
-"""Model parameters live in ``SimConfig.dynamics_params`` only: the deprecated fields
-(``ackermann``, ``skid``, ``substeps``, ``integrator``) fold into it with a warning and build
-the same simulator bit for bit; the training CLI's ``--integrator``/``--substeps`` reach the
-run's model, and an old run spec that recorded them still loads."""
+"""Model parameters live in ``SimConfig.dynamics_params`` only: the fields removed in 0.2.0
+(``ackermann``, ``skid``, ``substeps``, ``integrator``) are refused, naming the model's
+parameters; the training CLI's ``--integrator``/``--substeps`` reach the run's model, and an old
+run spec that recorded them still loads."""
 
+import dataclasses
 import warnings
 
+import gymnasium as gym
 import pytest
-import torch
 
 import terrain
 from offroad_env import SimConfig, make_config
+from offroad_env.sim.config import RemovedFieldError
 from offroad_env.physics.dynamics import AckermannParams, SkidSteerParams, UnicycleParams
 from offroad_env.sim.simulator import Simulator
 
 PLANE = terrain.PerlinConfig(size=(20.0, 20.0), resolution=(0.2, 0.2), octaves=2, amplitude=0.3)
 
 
-def _trajectory(cfg, n=8, steps=30):
-    sim = Simulator(cfg, n, dtype=torch.float64)
-    sim.reset(torch.ones(n, dtype=torch.bool))
-    g = torch.Generator().manual_seed(0)
-    out = []
-    for _ in range(steps):
-        a = torch.rand(n, 2, generator=g, dtype=torch.float64) * 2 - 1
-        obs, r, term, _ = sim.step(a)
-        out.append(torch.cat((obs, r[:, None]), 1))
-        sim.reset(term)
-    return torch.stack(out)
-
-
-@pytest.mark.parametrize("dynamics, legacy, params", [
-    ("skid_steer", dict(skid=SkidSteerParams(mu=0.5, c_rr=0.03), substeps=3),
-     SkidSteerParams(mu=0.5, c_rr=0.03, substeps=3)),
-    ("ackermann", dict(ackermann=AckermannParams(wheel_base=0.6), integrator="exact",
-                       skid=SkidSteerParams(mu=0.4)),
-     AckermannParams(wheel_base=0.6, integrator="exact", mu=0.4)),
-    ("unicycle", dict(integrator="exact", skid=SkidSteerParams(mu=0.3)),
-     UnicycleParams(integrator="exact", mu=0.3)),
+@pytest.mark.parametrize("dynamics, given, says", [
+    ("unicycle", dict(substeps=0), ["the unicycle model has no parameter 'substeps'",
+                                    "UnicycleParams", "'integrator', 'mu'"]),
+    ("skid_steer", dict(substeps=3), ["substeps= is dynamics_params=SkidSteerParams(substeps=...)"]),
+    ("ackermann", dict(integrator="exact", ackermann=AckermannParams()),
+     ["integrator= is dynamics_params=AckermannParams(integrator=...)",
+      "ackermann= (a AckermannParams) is dynamics_params="]),
+    ("unicycle", dict(skid=SkidSteerParams(mu=0.3)), ["skid= (a SkidSteerParams)",
+                                                      "UnicycleParams"]),
 ])
-def test_the_deprecated_fields_fold_into_dynamics_params_and_step_the_same(dynamics, legacy,
-                                                                           params):
-    with pytest.warns(DeprecationWarning, match="dynamics_params"):
-        old = make_config("nav", dynamics=dynamics, terrain=PLANE, num_maps=1, **legacy)
-    new = make_config("nav", dynamics=dynamics, terrain=PLANE, num_maps=1,
-                      dynamics_params=params)
-    assert old.dynamics_params == params and old == new
-    assert all(getattr(old, k) is None for k in legacy)
-    assert old.ground_mu == new.ground_mu == params.ground_mu if hasattr(
-        params, "ground_mu") else params.mu
-    assert torch.equal(_trajectory(old), _trajectory(new))
+def test_the_removed_fields_are_refused_naming_the_models_parameters(dynamics, given, says):
+    """0.2.0 removed SimConfig's ackermann, skid, substeps and integrator: ``substeps=0`` on the
+    unicycle was accepted with a warning and ignored; now it is refused where it enters, and
+    the message names what to give instead (as the CLI's --substeps does)."""
+    for build in (lambda: SimConfig(dynamics=dynamics, **given),
+                  lambda: make_config("nav", dynamics=dynamics, **given),
+                  lambda: dataclasses.replace(SimConfig(dynamics=dynamics), **given),
+                  lambda: gym.make("offroad_env/OffroadNav-v0", dynamics=dynamics, **given)):
+        with pytest.raises(RemovedFieldError) as info:
+            build()
+        assert isinstance(info.value, TypeError) and isinstance(info.value, ValueError)
+        assert "removed in 0.2.0" in str(info.value)
+        for text in says:
+            assert text in str(info.value)
+    assert not hasattr(SimConfig(), "substeps")
 
 
 def test_the_defaults_are_the_models_own_and_the_ground_friction_follows_them():
@@ -68,11 +62,6 @@ def test_bad_model_parameters_are_refused_where_they_enter():
         SkidSteerParams(substeps=0)
     with pytest.raises(ValueError, match="mu must be a finite number >= 0"):
         AckermannParams(mu=float("nan"))
-    with pytest.raises(ValueError, match="give the skid_steer model's parameters once"), \
-            pytest.warns(DeprecationWarning):
-        SimConfig(dynamics="skid_steer", dynamics_params=SkidSteerParams(), substeps=3)
-    with pytest.raises(ValueError, match="SimConfig.skid must be a SkidSteerParams"):
-        SimConfig(skid={"mu": 0.5})
     with pytest.raises(ValueError, match="must be a UnicycleParams"):
         SimConfig(dynamics_params=SkidSteerParams())
 

@@ -8,7 +8,8 @@ import pytest
 import torch
 
 import terrain
-from offroad_env import OffroadEnv, OffroadVectorEnv, Simulator, spawn
+from offroad_env import OffroadEnv, OffroadVectorEnv, Simulator
+from offroad_env.core import spawn
 from offroad_env.sim.config import SimConfig, TaskConfig
 from offroad_env.physics.vehicle import husky
 

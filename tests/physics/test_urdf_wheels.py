@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 import pytest
 
-from offroad_env.cli import build_parser, urdf_vehicle_spec
+from offroad_env.cli.commands import build_parser, urdf_vehicle_spec
 from offroad_env.physics.vehicle import preset
 from offroad_env.physics.urdf import URDFError
 from offroad_env.physics.vehicle import vehicle_from_urdf

@@ -222,7 +222,9 @@ def test_a_run_that_stops_goes_on_from_its_last_whole_chunk(tmp_path, monkeypatc
     spec = replace(TINY, chunk_tasks=5)  # 3 chunks
     whole = run_suite(spec, "heuristic")
     keep = tmp_path / "chunks"
-    real, calls = bench._run_group, []
+    from train.bench import run as bench_run
+
+    real, calls = bench_run._run_group, []
 
     def dies_on_the_third(*args, **kw):
         calls.append(kw["rows"])
@@ -230,12 +232,12 @@ def test_a_run_that_stops_goes_on_from_its_last_whole_chunk(tmp_path, monkeypatc
             raise RuntimeError("killed")
         return real(*args, **kw)
 
-    monkeypatch.setattr(bench, "_run_group", dies_on_the_third)
+    monkeypatch.setattr(bench_run, "_run_group", dies_on_the_third)
     with pytest.raises(RuntimeError, match="killed"):
         run_suite(spec, "heuristic", keep=keep, identity="heuristic")
     assert len(list(keep.glob("chunk-*.npz"))) == 2
     calls.clear()
-    monkeypatch.setattr(bench, "_run_group", lambda *a, **kw: calls.append(kw["rows"]) or real(
+    monkeypatch.setattr(bench_run, "_run_group", lambda *a, **kw: calls.append(kw["rows"]) or real(
         *a, **kw))
     again = run_suite(spec, "heuristic", keep=keep, identity="heuristic")
     assert calls == [(10, 12)]  # only the chunk that had not ended

@@ -8,7 +8,8 @@ from dataclasses import replace
 import pytest
 
 import terrain as terrain_pkg
-from train import bench, envconfig, evaluate, ppo
+from train import bench, evaluate, ppo
+from train.common import envconfig
 from train.bench import SuiteSpec
 from train.ppo.config import PPOConfig, preset_flags
 from train.common.suite import start_slope_limits

@@ -11,7 +11,7 @@ import torch
 
 from offroad_env import make_config
 from train.common import envconfig
-from train import ppo
+from train.ppo import trainer as ppo
 from train import evaluate as ev
 from train.common.logs import summary_json
 
@@ -359,7 +359,8 @@ def test_the_environment_is_configured_from_the_command_line_and_read_back(tmp_p
     # the training command; config.json records them; evaluate rebuilds that environment
     import numpy as np
     import terrain as terrain_pkg
-    from train import evaluate, ppo as ppo_mod
+    from train import evaluate
+    from train.ppo import trainer as ppo_mod
     heights = terrain_pkg.generate(terrain_pkg.PerlinConfig(size=(30.0, 30.0),
                                                             resolution=(0.2, 0.2)), 1)
     np.save(tmp_path / "map.npy", heights)
