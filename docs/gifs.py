@@ -54,7 +54,7 @@ def source_digest() -> str:
     docstrings) of the core, the terrain, the baseline policies and this script."""
     from terrain.cache import code_digest
 
-    return code_digest(ROOT / "offroad_env", ROOT / "terrain", ROOT / "train" / "policies.py",
+    return code_digest(ROOT / "offroad_env", ROOT / "terrain", ROOT / "train" / "planners" / "baselines.py",
                        Path(__file__).resolve())[:16]
 
 

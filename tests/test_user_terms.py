@@ -301,3 +301,20 @@ def test_a_reset_observes_every_row_again_when_the_config_has_its_own_observatio
         resets += int((term | trunc).any())
         assert torch.equal(obs, sim.observe())
     assert resets >= 5
+
+
+def test_a_term_recorded_under_a_0_1_module_path_loads_from_where_it_moved():
+    """Runs and checkpoints of 0.1 recorded functions of offroad_env as ``module:qualname``;
+    0.2.0 moved the modules into layers, and those paths still load (the same objects)."""
+    from offroad_env.task import rewards, term_paths, terms
+    from offroad_env.task.term_paths import MOVED_MODULES, load_term
+
+    assert load_term("offroad_env.terms:terms_to_plain") is terms.terms_to_plain
+    assert load_term("offroad_env.rewards:builtin_rewards") is rewards.builtin_rewards
+    assert load_term("offroad_env.term_paths:load_term") is term_paths.load_term
+    import importlib
+    for old, new in MOVED_MODULES.items():  # every new path exists; no old one does
+        assert importlib.util.find_spec(new) is not None, new
+        # (two old modules are now the packages of their layers)
+        assert importlib.util.find_spec(old) is None or old in ("offroad_env.sim",
+                                                                "offroad_env.cli"), old

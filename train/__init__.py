@@ -1,5 +1,12 @@
-"""Training and evaluation on the offroad environments: :mod:`train.ppo` (PPO on the native
-vector env), :mod:`train.evaluate` (success, tip-over, attitude statistics and videos of a
-checkpoint, a random policy or a drive-to-the-goal heuristic) and :mod:`train.bench`
-(OffroadBench, the fixed evaluation suite). Installed with the package; ``offroad-env train``,
-``offroad-env evaluate`` and ``offroad-env bench`` run them (``train.cli``)."""
+"""Training, evaluation and planning on the offroad environments, in layers that import
+downwards only (ARCHITECTURE.md draws them):
+
+* :mod:`train.planners`: the baselines, MPPI and the rollout planner (imports nothing of train);
+* :mod:`train.common`: what the programs share (suites, episodes, outcomes, the agent and its
+  checkpoints, run options, logs, torchrun ranks);
+* the programs: :mod:`train.ppo` (``python -m train.ppo``), :mod:`train.bench` (OffroadBench,
+  ``python -m train.bench``), :mod:`train.evaluate`, :mod:`train.reference` and
+  :mod:`train.suite_starts`; PPO and the benchmark never import each other.
+
+Installed with the package; ``offroad-env train``, ``offroad-env evaluate`` and ``offroad-env
+bench`` run them (``train.cli``)."""

@@ -1,5 +1,7 @@
 """The ``offroad-env`` command line.
 
+::
+
     offroad-env demo [--out DIR] [--terrain peaks|FILE] [--vehicle husky] [--dynamics ackermann]
                      [--ground four_wheel]         the main job (see README and demo.py)
     offroad-env terrain generate NAME [options]   write a generated map as PNG + JSON sidecar

@@ -232,7 +232,7 @@ def _chunk_key(spec: SuiteSpec, identity: str | None) -> str:
 
     if not identity:
         raise ValueError("run_suite(keep=...) needs the policy's identity")
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]  # the folder holding the packages
     code = code_digest(root / "offroad_env", root / "terrain", root / "train")
     text = json.dumps([asdict(spec), identity, code], sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:24]

@@ -27,7 +27,7 @@ from offroad_env.core.spawn import ground_slope
 __all__ = ["SuiteSpec", "load_suite", "suite_tasks", "suite_env", "suite_config",
            "suite_episode_steps", "start_slope_limits", "SUITES_DIR"]
 
-SUITES_DIR = Path(__file__).parent / "suites"
+SUITES_DIR = Path(__file__).resolve().parents[1] / "suites"
 _PER_FAMILY = ("size", "resolution", "max_start_slope_deg")
 _FAMILY_FIELDS = {f.name for f in fields(terrain_pkg.FamilyConfig)} - {
     "size", "resolution", "family", "num_levels"}

@@ -17,8 +17,8 @@ Two methods, one result type (:class:`GroundContact`), so the simulator switches
   directly as the supporting plane under the centre of mass.
 
 Shapes: N environments, K wheels. Inputs ``x, y, yaw`` are ``(N,)`` [m, m, rad], the planar pose
-of the rear-axle frame in the world. Frames and conventions: see :mod:`offroad_env.rotations` and
-:mod:`offroad_env.vehicle`. A wheel's contact point is ``wheel_radius`` straight below its hub.
+of the rear-axle frame in the world. Frames and conventions: see :mod:`offroad_env.physics.rotations` and
+:mod:`offroad_env.physics.vehicle`. A wheel's contact point is ``wheel_radius`` straight below its hub.
 
 **Which rest is returned.** With the heights under the wheels held fixed, the resting plane is
 the facet of the *upper* convex hull of the lifted contact points ``(x_j, y_j, h_j + r)`` whose

@@ -3,7 +3,7 @@ constants, terrain queries under the hubs and hole filling.
 
 Layout: per-wheel arrays inside the package are wheel-major ``(K, N)`` (the environment index
 innermost, so compiled kernels vectorize over it); the public results are ``(N, K)`` views.
-Rotations are passed as their nine entries (:func:`~offroad_env.rotations.rot_zyx_entries`).
+Rotations are passed as their nine entries (:func:`~offroad_env.physics.rotations.rot_zyx_entries`).
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def fill_holes(h: torch.Tensor, hole: torch.Tensor, drop: float) -> torch.Tensor
 
 def offsets(rot, wheels):
     """World-frame offsets ``R @ p_j`` of body points with z = 0: three ``(K, N)`` tensors.
-    ``rot``: rotation entries (:func:`~offroad_env.rotations.rot_zyx_entries`)."""
+    ``rot``: rotation entries (:func:`~offroad_env.physics.rotations.rot_zyx_entries`)."""
     px, py = wheels
     return tuple(rot[i][0] * px + rot[i][1] * py for i in range(3))
 

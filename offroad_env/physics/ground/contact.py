@@ -197,7 +197,7 @@ class GroundContact:
         """This result with the environments ``idx`` ``(M,)`` replaced by ``rows`` (M of them),
         or those where ``mask`` ``(N,)`` is set replaced by the same rows of ``rows``; loads
         included (computed on both first). Keeps this result's memory layout
-        (:func:`~offroad_env.batch.merge_rows`)."""
+        (:func:`~offroad_env.physics.batch.merge_rows`)."""
         a, b = self.with_loads(), rows.with_loads()
         kw = {f.name: getattr(a, f.name) if f.metadata.get("shared")
               else merge(getattr(a, f.name), getattr(b, f.name), mask, idx)
@@ -232,7 +232,7 @@ def assemble(vehicle: Vehicle, ypr, rot, t, wheels, ground_h, wheel_hole, wheel_
 def wheel_loads(src: LoadInputs) -> WheelLoads:
     """Per-wheel quantities from their ``(K, N)`` inputs: hub positions, gaps, contacts within
     ``d_eps`` and the static loads of the contacting wheels
-    (:func:`~offroad_env.ground.loads.support_forces`) unless the method gave them."""
+    (:func:`~offroad_env.physics.ground.loads.support_forces`) unless the method gave them."""
     vehicle, t, R = src.vehicle, src.t, src.R
     rot = tuple(tuple(R[:, i, j] for j in range(3)) for i in range(3))
     ox, oy, oz = offsets(rot, src.wheels) if src.offs is None else src.offs

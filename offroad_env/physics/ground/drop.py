@@ -31,7 +31,7 @@ __all__ = ["rigid_drop"]
 
 def rigid_drop(vehicle, terrain, x, y, yaw, map_idx, d_eps, gravity, max_iter, dt, tol,
                loads: bool = True) -> GroundContact:
-    """The drop on checked inputs (:func:`~offroad_env.ground.rigid_contact`)."""
+    """The drop on checked inputs (:func:`~offroad_env.physics.ground.rigid_contact`)."""
     dtype = x.dtype
     dev = x.device
     if tol is None:

@@ -192,7 +192,7 @@ def _com_inside(hx, hy, cx, cy) -> torch.Tensor:
 
 def rigid_plane(vehicle, terrain, x, y, yaw, map_idx, d_eps, gravity, max_iter, tol,
                 init_roll=None, init_pitch=None, loads: bool = True) -> GroundContact:
-    """The plane method on checked inputs (:func:`~offroad_env.ground.rigid_contact`)."""
+    """The plane method on checked inputs (:func:`~offroad_env.physics.ground.rigid_contact`)."""
     dtype = x.dtype
     if tol is None:
         tol = 1e-9 if dtype == torch.float64 else 1e-5
