@@ -41,7 +41,7 @@ def timed(*args):
     spent.append(time.perf_counter() - s)
     return out
 frames._level_stack = timed
-kw = env_kwargs("offroad_env/OffroadTraverse-v0", {{"suite": {suite!r}}})
+kw = env_kwargs("offroad_env/OffroadTraverse-v1", {{"suite": {suite!r}}})
 t1 = time.perf_counter()
 env = OffroadVectorEnv(num_envs={n}, **kw)
 t3 = time.perf_counter()

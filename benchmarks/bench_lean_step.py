@@ -13,7 +13,7 @@ centre of mass and the normal from an edge to it). It keeps the state as three `
 tensors and reads one flat height tensor; it computes no observation, reward, IMU, termination
 or reset.
 
-The **env** is ``OffroadVectorEnv`` on ``OffroadNav-v0``'s defaults (unicycle, four-wheel
+The **env** is ``OffroadVectorEnv`` on ``OffroadNav-v1``'s defaults (unicycle, four-wheel
 ground following, the force-angle tip rule, every observation term, rewards, autoreset), on the
 same maps (the env's own stack, read by both).
 
@@ -160,7 +160,7 @@ def main(argv=None):
         tag = "compiled" if compiled else "eager"
         print(f"| {tag} | lean step | {med[False]:,.0f} |")
         print(f"| {tag} | lean step + force-angle margin | {med[True]:,.0f} |")
-        print(f"| {tag} | OffroadVectorEnv (OffroadNav-v0 defaults) | {med['env']:,.0f} | "
+        print(f"| {tag} | OffroadVectorEnv (OffroadNav-v1 defaults) | {med['env']:,.0f} | "
               f"{med['env'] / med[True]:.2f} x the lean step with margin, "
               f"{med['env'] / med[False]:.2f} x without |", flush=True)
 

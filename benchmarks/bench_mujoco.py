@@ -3,7 +3,7 @@
     python benchmarks/bench_mujoco.py [--control-steps 2000] [--poses 50]
 
 Needs ``mujoco`` (``pip install mujoco``). The height field is offroad-env's default
-``OffroadNav-v0`` terrain (Perlin, 40 x 40 m at 0.1 m, 401^2 samples); the car has the Husky
+``OffroadNav-v1`` terrain (Perlin, 40 x 40 m at 0.1 m, 401^2 samples); the car has the Husky
 preset's wheel base, track, wheel radius and masses (chassis box + four cylinder wheels on hinge
 joints with velocity servos). Measured, one process, one thread:
 
@@ -102,7 +102,7 @@ def single_env_mujoco(model, control_steps: int, seed: int = 0) -> float:
 
 
 def single_env_offroad(steps: int, compile: bool) -> float:
-    env = gym.make("offroad_env/OffroadNav-v0", compile=compile, max_episode_steps=10**9)
+    env = gym.make("offroad_env/OffroadNav-v1", compile=compile, max_episode_steps=10**9)
     env.reset(seed=0)
     a = np.array([0.5, 0.1], dtype=np.float32)
     for _ in range(50):  # warm-up (and compilation)

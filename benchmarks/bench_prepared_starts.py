@@ -1,7 +1,7 @@
 """Benchmark: an env's step with its next starts prepared ahead against the reset computed where
 it happens (``offroad_env.core.next_starts``; issue 46), side by side in one process.
 
-    python benchmarks/bench_prepared_starts.py [--env-id offroad_env/OffroadNav-v0]
+    python benchmarks/bench_prepared_starts.py [--env-id offroad_env/OffroadNav-v1]
         [--num-envs 1024] [--steps 100] [--repeats 5] [--threads 2] [--compile]
 
 Two vector envs of the same id: one as built (prepared starts), one with
@@ -42,7 +42,7 @@ def _env(env_id: str, n: int, compile: bool, prepared: bool):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--env-id", default="offroad_env/OffroadNav-v0")
+    p.add_argument("--env-id", default="offroad_env/OffroadNav-v1")
     p.add_argument("--num-envs", type=int, default=1024)
     p.add_argument("--steps", type=int, default=100)
     p.add_argument("--repeats", type=int, default=5)

@@ -44,7 +44,7 @@ def main(argv=None):
     print(f"# {platform.machine()}, {os.cpu_count()} cores, {a.threads} threads, torch "
           f"{torch.__version__}, suite {a.suite}, N = {n}")
     t0 = time.perf_counter()
-    env = OffroadVectorEnv(num_envs=n, **env_kwargs("offroad_env/OffroadTraverse-v0",
+    env = OffroadVectorEnv(num_envs=n, **env_kwargs("offroad_env/OffroadTraverse-v1",
                                                      {"suite": a.suite}))
     env.reset(seed=0)
     print(f"build and first reset: {time.perf_counter() - t0:.1f} s")

@@ -4,7 +4,7 @@
         [--seconds 4] [--threads 1] [--dynamics unicycle] [--eager-only]
 
 Each round runs, each in a fresh process and in turn (so all see the same machine state):
-the old checkout's vector env (``OffroadNav-v0``'s config with ``--dynamics``, N = ``--n``,
+the old checkout's vector env (``OffroadNav-v1``'s config with ``--dynamics``, N = ``--n``,
 float32, random actions), the new checkout's, and the new checkout's with one declared reward
 term (``RewardTerm`` of the mean |action|, weight -0.01: about as much work as a built-in
 term). Env-steps/s eager, and compiled unless ``--eager-only`` (graphs cached per checkout and

@@ -5,7 +5,7 @@
     python benchmarks/bench_threads.py [--num-envs 256] [--repeats 3] [--threads 1 2 0]
         [--wait omp passive]
 
-Each case trains ``train.ppo`` (OffroadNav-v0, 256 envs x 64 steps, 8 iterations) in a fresh
+Each case trains ``train.ppo`` (OffroadNav-v1, 256 envs x 64 steps, 8 iterations) in a fresh
 process and reports env-steps/s of training after the first iteration (start-up left out),
 the median of ``repeats`` runs. "busy" runs ``busy`` single-threaded spin loops (other work on
 the machine) beside the training. ``--threads 0`` is the default: the physical cores capped at
@@ -66,7 +66,7 @@ def main() -> None:
                    help="OpenMP's wait: its own default (omp) or PASSIVE")
     a = p.parse_args()
     cores = os.cpu_count()
-    print(f"{cores} cores; train.ppo OffroadNav-v0, {a.num_envs} envs x 64 steps, "
+    print(f"{cores} cores; train.ppo OffroadNav-v1, {a.num_envs} envs x 64 steps, "
           f"{a.iterations} iterations, median of {a.repeats}")
     print("| cores in use by other work | --threads | OpenMP wait | env-steps/s of training |")
     print("|---|---|---|---|")

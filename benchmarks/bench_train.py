@@ -2,7 +2,7 @@
 rollouts and updates, the first iteration (start-up, compiles) left out.
 
     python benchmarks/bench_train.py [--configs old fast] [--iterations 6] [--repeats 3]
-                                     [--env-id offroad_env/OffroadNav-v0] [--threads 0]
+                                     [--env-id offroad_env/OffroadNav-v1] [--threads 0]
     python benchmarks/bench_train.py --torchrun [--configs fast]
 
 Each named configuration (:data:`CONFIGS`) trains for ``iterations`` iterations in a fresh
@@ -104,7 +104,7 @@ def main() -> None:
     ap.add_argument("--configs", nargs="+", default=["old", "defaults", "fast"], choices=list(CONFIGS))
     ap.add_argument("--iterations", type=int, default=6)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--env-id", default="offroad_env/OffroadNav-v0")
+    ap.add_argument("--env-id", default="offroad_env/OffroadNav-v1")
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--torchrun", action="store_true")
     a = ap.parse_args()

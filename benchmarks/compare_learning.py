@@ -2,7 +2,7 @@
 that learns worse is slower.
 
     python benchmarks/compare_learning.py [--configs old fast] [--seeds 1 2] [--seconds 240]
-        [--env-id offroad_env/OffroadNav-v0] [--episodes 512] [--out runs/compare]
+        [--env-id offroad_env/OffroadNav-v1] [--episodes 512] [--out runs/compare]
         [--threads 0] [--target 0.85]
 
 Each configuration of ``benchmarks/bench_train.py``'s ``CONFIGS`` trains for ``--seconds`` of
@@ -42,7 +42,7 @@ def main() -> None:
     ap.add_argument("--configs", nargs="+", default=["old", "fast"], choices=list(CONFIGS))
     ap.add_argument("--seeds", nargs="+", type=int, default=[1, 2])
     ap.add_argument("--seconds", type=float, default=240.0)
-    ap.add_argument("--env-id", default="offroad_env/OffroadNav-v0")
+    ap.add_argument("--env-id", default="offroad_env/OffroadNav-v1")
     ap.add_argument("--episodes", type=int, default=512)
     ap.add_argument("--out", default="runs/compare")
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: the default)")

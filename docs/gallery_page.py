@@ -18,7 +18,7 @@ def write(path: Path) -> None:
     lines = ["# Gallery", "",
              "Real episodes, rendered by the env (`render_mode=\"rgb_array\"`, the `follow` "
              "view) under the straight-to-goal baseline, on the physical model "
-             "(`dynamics=\"rigid_body\"`): every terrain family of `OffroadTraverse-v0` at "
+             "(`dynamics=\"rigid_body\"`): every terrain family of `OffroadTraverse-v1` at "
              "levels 0, 5 and 9 (`terrain.level_spec` states each level in physical terms), "
              "and a 40 m window of the shipped SRTM DEM. `python docs/gifs.py` makes them; "
              "a GIF made from other inputs than today's source is marked stale.", ""]

@@ -9,7 +9,7 @@ changed is stale, and this says so.
 
     python docs/gifs.py            # make the missing and stale GIFs
     python docs/gifs.py --check    # list them; make nothing
-    python docs/gifs.py --only OffroadNav-v0 slopes-9
+    python docs/gifs.py --only OffroadNav-v1 slopes-9
 """
 
 from __future__ import annotations
@@ -87,10 +87,10 @@ def _env(settings: dict):
         mats = terrain.family_materials(fam, settings["level"], rng)
         hm = terrain.HeightMap(h, fam.resolution, materials=None if mats is None else mats[0],
                                material_names=None if mats is None else mats[1])
-        env = gym.make("offroad_env/OffroadTraverse-v0", heightmap=hm, dynamics="rigid_body",
+        env = gym.make("offroad_env/OffroadTraverse-v1", heightmap=hm, dynamics="rigid_body",
                        render_window=14.0, **view)
     else:
-        env = gym.make("offroad_env/OffroadNav-v0", terrain=offroad_env.data_file(
+        env = gym.make("offroad_env/OffroadNav-v1", terrain=offroad_env.data_file(
             "srtm1_n37w123_crop401.tif"), dynamics="rigid_body", max_speed=3.0,
             task=offroad_env.TaskConfig(goal_distance=(30.0, 60.0), spawn_margin=50.0),
             render_window=40.0, **view)

@@ -67,7 +67,7 @@ TERMS = {
 
 
 def env_kwargs(level: int = 3) -> dict:
-    """The environment: OffroadNav-v0 on the soft-soil family (one world per level, 24 m maps),
+    """The environment: OffroadNav-v1 on the soft-soil family (one world per level, 24 m maps),
     the physical model, and the terms above."""
     fam = terrain.FamilyConfig(size=(24.0, 24.0), resolution=(0.1, 0.1))
     levels = terrain.LevelsConfig(size=(24.0, 24.0), resolution=(0.1, 0.1), family=fam,
@@ -90,14 +90,14 @@ def main(argv=None):
     steps = 16
     cfg = ppo.PPOConfig(num_envs=a.num_envs, num_steps=steps, out=a.out, progress=False,
                         total_steps=max(a.total_steps, a.num_envs * steps),
-                        env_id="offroad_env/OffroadNav-v0", max_episode_steps=400)
+                        env_id="offroad_env/OffroadNav-v1", max_episode_steps=400)
     summary = ppo.train(cfg, force=True, env_kwargs=env_kwargs())
     agent, _ = ppo.load_checkpoint(summary["checkpoint"])
     agent.eval()
     res = {}
     for name, pol in (("ppo", lambda obs: agent.act(obs, deterministic=True)),
                       ("heuristic", "heuristic")):
-        r = evaluate.evaluate(pol, "offroad_env/OffroadNav-v0", episodes=a.episodes,
+        r = evaluate.evaluate(pol, "offroad_env/OffroadNav-v1", episodes=a.episodes,
                               max_episode_steps=400, **env_kwargs())
         res[name] = {"success_rate": r["success_rate"], "end_reasons": r["end_reasons"]}
     print(json.dumps(res, indent=1))

@@ -25,7 +25,7 @@ def main(argv=None):
     hm = terrain.load(a.dem)
     print(hm, "bounds", hm.bounds, "holes:", hm.has_holes)
     # at 25-30 m a sample, a goal 60-150 m away and a 3 m/s vehicle suit the map
-    env = gym.make("offroad_env/OffroadNav-v0", terrain=a.dem, max_speed=3.0,
+    env = gym.make("offroad_env/OffroadNav-v1", terrain=a.dem, max_speed=3.0,
                    task=offroad_env.TaskConfig(goal_distance=(60.0, 150.0), spawn_margin=200.0))
     env.reset(seed=0)
     env.close()

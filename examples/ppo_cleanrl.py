@@ -10,7 +10,7 @@ from train import evaluate, ppo
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--env-id", default="offroad_env/OffroadNav-v0")
+    p.add_argument("--env-id", default="offroad_env/OffroadNav-v1")
     p.add_argument("--num-envs", type=int, default=256)
     p.add_argument("--total-steps", type=int, default=2_000_000)
     p.add_argument("--out", default="runs/example_ppo")

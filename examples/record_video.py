@@ -17,7 +17,7 @@ def main(argv=None):
     p.add_argument("--out", default="runs/videos")
     p.add_argument("--steps", type=int, default=100)
     a = p.parse_args(argv)
-    env = RecordVideo(gym.make("offroad_env/OffroadNav-v0", render_mode="rgb_array",
+    env = RecordVideo(gym.make("offroad_env/OffroadNav-v1", render_mode="rgb_array",
                                max_episode_steps=a.steps), a.out, episode_trigger=lambda e: True,
                       disable_logger=True)
     env.reset(seed=0)

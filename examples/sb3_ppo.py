@@ -16,7 +16,7 @@ def main(argv=None):
     p.add_argument("--num-envs", type=int, default=64)
     p.add_argument("--total-steps", type=int, default=200_000)
     a = p.parse_args(argv)
-    venv = SB3VecEnv.make("offroad_env/OffroadNav-v0", num_envs=a.num_envs, max_episode_steps=200)
+    venv = SB3VecEnv.make("offroad_env/OffroadNav-v1", num_envs=a.num_envs, max_episode_steps=200)
     model = PPO("MlpPolicy", venv, n_steps=32, batch_size=min(256, 32 * a.num_envs), seed=0,
                 verbose=1)
     model.learn(a.total_steps)

@@ -16,13 +16,13 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--steps", type=int, default=50)
     a = p.parse_args(argv)
-    single = GymEnv("offroad_env/OffroadNav-v0")
+    single = GymEnv("offroad_env/OffroadNav-v1")
     print(single.rollout(a.steps))
     # N single envs in spawned workers: the module-prefixed id registers the ids in each one
-    workers = GymEnv("offroad_env:offroad_env/OffroadNav-v0", num_envs=2)
+    workers = GymEnv("offroad_env:offroad_env/OffroadNav-v1", num_envs=2)
     print("worker rollout:", workers.rollout(a.steps, break_when_any_done=False).batch_size)
     workers.close()
-    batched = GymWrapper(gym.make_vec("offroad_env/OffroadNav-v0", num_envs=8,
+    batched = GymWrapper(gym.make_vec("offroad_env/OffroadNav-v1", num_envs=8,
                                       vectorization_mode="vector_entry_point",
                                       autoreset_mode=AutoresetMode.SAME_STEP))
     td = batched.rollout(a.steps, break_when_any_done=False)

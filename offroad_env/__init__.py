@@ -13,8 +13,8 @@ Importing the package registers the environments::
 
     import gymnasium as gym
     import offroad_env  # noqa: F401
-    env = gym.make("offroad_env/OffroadNav-v0")
-    venv = gym.make_vec("offroad_env/OffroadNav-v0", num_envs=4096,
+    env = gym.make("offroad_env/OffroadNav-v1")
+    venv = gym.make_vec("offroad_env/OffroadNav-v1", num_envs=4096,
                         vectorization_mode="vector_entry_point")
 """
 
@@ -50,7 +50,7 @@ __version__ = "0.2.0"
 __all__ = ["Vehicle", "husky", "six_wheel_rover", "eight_wheel_rover", "rc_truck", "preset",
            "GroundContact", "four_wheel", "rigid_contact", "place", "SimConfig", "TaskConfig",
            "ImuConfig", "HeightScanConfig", "Simulator", "make_config", "EndReason", "OffroadEnv",
-           "OffroadVectorEnv", "ENV_IDS", "check_device", "data_file", "Snapshot", "get_state",
+           "OffroadVectorEnv", "ENV_IDS", "OLD_ENV_IDS", "env_config", "check_device", "data_file", "Snapshot", "get_state",
            "set_state", "RewardTerm", "TerminationTerm", "ObservationTerm", "EventTerm", "Field",
            "wheel_ruts"]
 
@@ -65,19 +65,33 @@ def _one_thread_after_fork() -> None:
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_one_thread_after_fork)
 
-#: registered ids and their task
-ENV_IDS = {"offroad_env/OffroadNav-v0": "nav", "offroad_env/OffroadVelocity-v0": "velocity",
-           "offroad_env/OffroadNavRough-v0": "nav_rough",
-           "offroad_env/OffroadTraverse-v0": "traverse"}
+_NAMES = {"OffroadNav": "nav", "OffroadVelocity": "velocity", "OffroadNavRough": "nav_rough",
+          "OffroadTraverse": "traverse"}
+#: the registered ids, their current versions, and their task
+ENV_IDS = {f"offroad_env/{name}-v1": task for name, task in _NAMES.items()}
+#: the earlier versions, kept registered so that runs and figures made on them repeat: -v0 is
+#: the 0.1 reward, in which falling into a hole or off the map cost nothing (v1: ``fall``, -10)
+OLD_ENV_IDS = {f"offroad_env/{name}-v0": task for name, task in _NAMES.items()}
 
 #: episode steps of each task (0.05 s steps: 25 s; the traverse task 30 s, for detours)
 EPISODE_STEPS = {"traverse": 600}
 
-for _id, _task in ENV_IDS.items():
-    if _id not in gym.registry:
-        gym.register(id=_id, entry_point="offroad_env.env:OffroadEnv",
-                     vector_entry_point="offroad_env.vector_env:OffroadVectorEnv",
-                     max_episode_steps=EPISODE_STEPS.get(_task, 500),
-                     # base_task: a TaskConfig passed as task= replaces the task of this id's
-                     # config, not the whole config (make_config)
-                     kwargs={"task": _task, "base_task": _task})
+for _ids, _version in ((ENV_IDS, 1), (OLD_ENV_IDS, 0)):
+    for _id, _task in _ids.items():
+        if _id not in gym.registry:
+            gym.register(id=_id, entry_point="offroad_env.env:OffroadEnv",
+                         vector_entry_point="offroad_env.vector_env:OffroadVectorEnv",
+                         max_episode_steps=EPISODE_STEPS.get(_task, 500),
+                         # base_task: a TaskConfig passed as task= replaces the task of this
+                         # id's config, not the whole config (make_config)
+                         kwargs={"task": _task, "base_task": _task, "version": _version})
+
+
+def env_config(env_id: str, **overrides) -> SimConfig:
+    """The :class:`SimConfig` that the registered id ``env_id`` (any version, :data:`ENV_IDS`
+    or :data:`OLD_ENV_IDS`) builds, with fields overridden by keyword (as ``gym.make`` passes
+    them)."""
+    if env_id not in ENV_IDS and env_id not in OLD_ENV_IDS:
+        raise ValueError(f"{env_id!r} is not an offroad_env id; ids: {sorted(ENV_IDS)} (and "
+                         f"the earlier {sorted(OLD_ENV_IDS)})")
+    return make_config(**{**gym.spec(env_id).kwargs, **overrides})

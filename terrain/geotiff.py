@@ -9,10 +9,14 @@ What a file gives (GeoTIFF 1.1 tags):
 * the raster type: ``PixelIsArea`` (the default; the tiepoint is a pixel's corner, its sample at
   the pixel centre) or ``PixelIsPoint`` (the tiepoint is the sample);
 * ``GDAL_NODATA``: those samples become holes (NaN);
+* GDAL's band metadata (``GDAL_METADATA``): a ``SCALE`` and ``OFFSET`` (the height is ``raw *
+  scale + offset``, as GDAL reads it: a uint16 DEM stored at 0.5 m steps from -5 m) and a unit
+  type (metres or feet);
 * ``VerticalUnitsGeoKey``: metres, feet or US survey feet, converted to metres.
 
 North-up rasters (rows from north to south, the GeoTIFF convention) are flipped into this
-project's rows-growing-with-+y. Projected rasters (UTM and the like) keep their metres as world
+project's rows-growing-with-+y; south-up ones (a negative pixel scale in y, GDAL's positive
+``geotransform[5]``) already run that way, and a raster running east to west is turned. Projected rasters (UTM and the like) keep their metres as world
 coordinates; the simulator works in the map's own frame, so UTM eastings cost no precision.
 
 Geographic rasters (longitude/latitude in degrees, e.g. SRTM tiles, EPSG:4326) are converted to
@@ -32,7 +36,7 @@ import numpy as np
 
 from .placement import TerrainFileError
 
-__all__ = ["read_geotiff", "write_geotiff", "metres_per_degree"]
+__all__ = ["read_geotiff", "write_geotiff", "metres_per_degree", "gdal_band_metadata", "UNIT_TYPES"]
 
 _VERTICAL_UNITS = {9001: 1.0, 9002: 0.3048, 9003: 1200.0 / 3937.0}
 _DTYPES = (np.float32, np.float64, np.int16, np.uint16)
@@ -100,6 +104,8 @@ def _read_geotiff(path, max_pixels, fail) -> dict:
                        "int16 or uint16 are")
         geo = page.geotiff_tags or {}
         nodata = page.tags.get("GDAL_NODATA")
+        gdal_meta = page.tags.get("GDAL_METADATA")
+        gdal_meta = None if gdal_meta is None else gdal_meta.value  # read while open
         try:
             raw = page.asarray()
         except Exception as exc:
@@ -116,12 +122,17 @@ def _read_geotiff(path, max_pixels, fail) -> dict:
             raise fail(f"GDAL_NODATA {nodata.value!r} is not a number") from None
         h[(raw == nd) if not math.isnan(nd) else np.isnan(h)] = np.nan
     h[~np.isfinite(h)] = np.nan
+    scale, offset, unit = gdal_band_metadata(gdal_meta, fail)
+    if scale != 1.0 or offset != 0.0:  # GDAL: the value is raw * scale + offset
+        h = h * scale + offset
     units = geo.get("VerticalUnitsGeoKey")
     if units is not None:
         code = int(units)
         if code not in _VERTICAL_UNITS:
             raise fail(f"vertical units {units!r} (EPSG {code}) are not metres or feet")
         h *= _VERTICAL_UNITS[code]
+    elif unit is not None:
+        h *= unit
     if "ModelTransformation" in geo:
         m = np.asarray(geo["ModelTransformation"], dtype=float).reshape(4, 4)
         if abs(m[0, 1]) > 1e-12 or abs(m[1, 0]) > 1e-12:
@@ -136,28 +147,79 @@ def _read_geotiff(path, max_pixels, fail) -> dict:
     else:
         raise fail("no georeferencing (ModelPixelScale and ModelTiepoint, or "
                    "ModelTransformation): give the resolution in a sidecar, or use .png/.npy")
-    if not (sx > 0 and sy > 0 and math.isfinite(sx) and math.isfinite(sy)):
-        raise fail(f"pixel scale ({sx}, {sy}) is not a north-up raster's positive spacing")
-    # model coordinates of sample (col 0, row 0): the tiepoint moved to pixel (0, 0); a
-    # PixelIsArea tiepoint is a corner, its sample is half a pixel in
-    raster = int(geo.get("GTRasterTypeGeoKey", 1))
+    if not (sx != 0 and sy != 0 and math.isfinite(sx) and math.isfinite(sy)):
+        raise fail(f"pixel scale ({sx}, {sy}) is not a raster's spacing (finite, not 0)")
+    # sample (col c, row r) lies at model X = x0 + c sx, Y = y0 - r sy: the tiepoint moved to
+    # pixel (0, 0), and a PixelIsArea tiepoint is a corner, its sample half a pixel in. sy > 0
+    # is the usual north-up raster (rows from north to south), sy < 0 a south-up one (GDAL's
+    # positive geotransform[5]); sx < 0 runs east to west
+    half = 0.5 if int(geo.get("GTRasterTypeGeoKey", 1)) == 1 else 0.0
     i, j, X, Y = tie
-    x_first = X - i * sx + (0.5 * sx if raster == 1 else 0.0)
-    y_top = Y + j * sy - (0.5 * sy if raster == 1 else 0.0)
-    h = h[::-1]  # north-up rows -> rows growing with +y
-    y_first = y_top - (ny - 1) * sy
+    x0, y0 = X + (half - i) * sx, Y - (half - j) * sy
+    h, x_first, rx = _ascending(h, 1, x0, sx, nx)
+    h, y_first, ry = _ascending(h, 0, y0, -sy, ny)
     model = int(geo.get("GTModelTypeGeoKey", 1))
     if model == 2:  # geographic: degrees
-        lat_c = y_first + 0.5 * (ny - 1) * sy
+        lat_c = y_first + 0.5 * (ny - 1) * ry
         if not -85.0 < lat_c < 85.0:
             raise fail(f"a geographic raster at latitude {lat_c:g} deg: too near a pole for the "
                        "local equirectangular conversion; reproject it (e.g. to UTM)")
         east, north = metres_per_degree(lat_c)
         crs = (f"geographic (EPSG {int(geo.get('GeographicTypeGeoKey', 4326))}), converted to "
-               f"local metres at {lat_c:.5f} deg N, {x_first + 0.5 * (nx - 1) * sx:.5f} deg E")
-        return {"heights": h, "resolution": (sx * east, sy * north), "origin": None, "crs": crs}
+               f"local metres at {lat_c:.5f} deg N, {x_first + 0.5 * (nx - 1) * rx:.5f} deg E")
+        return {"heights": h, "resolution": (rx * east, ry * north), "origin": None, "crs": crs}
     crs = f"projected (EPSG {int(geo.get('ProjectedCSTypeGeoKey', 0)) or 'unstated'})"
-    return {"heights": h, "resolution": (sx, sy), "origin": (x_first, y_first), "crs": crs}
+    return {"heights": h, "resolution": (rx, ry), "origin": (x_first, y_first), "crs": crs}
+
+
+def _ascending(h: np.ndarray, axis: int, first: float, step: float, n: int):
+    """``(h, first, spacing)`` with ``h``'s ``axis`` reordered so that the coordinate grows
+    along it: samples at ``first + k step`` (k = 0..n-1), reversed where ``step < 0``."""
+    if step > 0:
+        return h, first, step
+    return np.flip(h, axis), first + (n - 1) * step, -step
+
+
+#: GDAL's names of a band's vertical unit (``<Item role="unittype">``), in metres
+UNIT_TYPES = {"m": 1.0, "metre": 1.0, "meter": 1.0, "metres": 1.0, "meters": 1.0,
+               "ft": 0.3048, "foot": 0.3048, "feet": 0.3048,
+               "us-ft": 1200.0 / 3937.0, "us survey foot": 1200.0 / 3937.0,
+               "ftus": 1200.0 / 3937.0}
+
+
+def gdal_band_metadata(text, fail) -> tuple[float, float, float | None]:
+    """``(scale, offset, unit)`` of band 1 from GDAL's metadata tag (``GDAL_METADATA``, XML:
+    ``<Item name="SCALE" sample="0" role="scale">0.5</Item>``, ``role="offset"``,
+    ``role="unittype"``): the value a sample stands for is ``raw * scale + offset``, in
+    ``unit`` metres (None: unstated). No tag: ``(1, 0, None)``."""
+    if text is None:
+        return 1.0, 0.0, None
+    import xml.etree.ElementTree as ET
+
+    raw = text.decode("utf-8", "replace") if isinstance(text, bytes) else str(text)
+    try:
+        root = ET.fromstring(raw.strip().strip("\x00"))
+    except ET.ParseError as exc:
+        raise fail(f"GDAL_METADATA is not XML ({exc})") from None
+    out = {"scale": 1.0, "offset": 0.0, "unittype": None}
+    for item in root.iter("Item"):
+        role = (item.get("role") or item.get("name") or "").lower()
+        if role not in out or item.get("sample", "0") != "0":
+            continue
+        value = (item.text or "").strip()
+        if role == "unittype":
+            if value and value.lower() not in UNIT_TYPES:
+                raise fail(f"GDAL_METADATA's band unit {value!r} is not metres or feet "
+                           f"({sorted(UNIT_TYPES)})")
+            out[role] = UNIT_TYPES.get(value.lower()) if value else None
+            continue
+        try:
+            out[role] = float(value)
+        except ValueError:
+            raise fail(f"GDAL_METADATA's {role.upper()} {value!r} is not a number") from None
+        if not math.isfinite(out[role]) or (role == "scale" and out[role] == 0):
+            raise fail(f"GDAL_METADATA's {role.upper()} {value!r} is not a usable {role}")
+    return out["scale"], out["offset"], out["unittype"]
 
 
 def write_geotiff(path, heights: np.ndarray, resolution, origin, fail) -> None:

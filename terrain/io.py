@@ -10,8 +10,16 @@ Formats
   sample ``(ix, iy)`` at index ``iy * xSamples + ix``; the grid is centred at ``center``.
 * **numpy** (``.npy``): a 2-D float array ``H[iy, ix]``.
 * **GeoTIFF** (``.tif``, ``.tiff``; the ``geo`` extra, tifffile): a DEM placed by its own tags
-  (resolution, origin, nodata holes, vertical units, north-up rows flipped; geographic rasters
-  converted to local metres), see :mod:`terrain.geotiff`. No sidecar.
+  (resolution, origin, nodata holes, GDAL's scale and offset, vertical units, north-up rows
+  flipped, south-up ones kept; geographic rasters converted to local metres), see
+  :mod:`terrain.geotiff`. No sidecar.
+* **ESRI ASCII grid** (``.asc``): its header places it; its units from the ``.prj`` beside it or
+  ``crs=`` (:mod:`terrain.ascii_grid`). No sidecar.
+
+GeoTIFF and ASCII grids are read by this package's own readers (``reader="builtin"``), or by
+GDAL through rasterio (``reader="rasterio"``, with rasterio installed: the ``geo`` extra), which
+reads them the same (the tests hold both to every file they write) and also what the builtin
+readers refuse (rotated rasters excepted: neither places those).
 
 Every image or array gets the world z offset of the map (sidecar ``origin[2]``) on top.
 
@@ -47,10 +55,14 @@ from .heightmap import HeightMap
 from .placement import (TerrainFileError, check_samples, fail, finite, placement, positive_pair,
                         read_sidecar, sidecar_path)
 
-__all__ = ["load", "save", "TerrainFileError", "sidecar_path", "DEFAULT_MAX_PIXELS", "MAP_SUFFIXES"]
+__all__ = ["load", "save", "TerrainFileError", "sidecar_path", "DEFAULT_MAX_PIXELS", "MAP_SUFFIXES",
+           "READERS"]
 
 #: the suffixes of the map files :func:`load` and :func:`save` take
-MAP_SUFFIXES = (".png", ".tif", ".tiff", ".txt", ".npy")
+MAP_SUFFIXES = (".png", ".tif", ".tiff", ".asc", ".txt", ".npy")
+
+#: the readers of georeferenced files (GeoTIFF, ESRI ASCII grid) :func:`load` takes
+READERS = ("builtin", "rasterio")
 
 #: Largest image accepted by default (samples). Pillow itself warns at about 89 M pixels.
 DEFAULT_MAX_PIXELS = 64 * 1024 * 1024
@@ -58,7 +70,8 @@ DEFAULT_MAX_PIXELS = 64 * 1024 * 1024
 
 def load(path, *, encoding=None, resolution=None, origin=None, center=None, z_offset=None,
          z_scale=None, scale=None, offset=None, flip_y=None, max_pixels=DEFAULT_MAX_PIXELS,
-         interpolation="bilinear", dtype=torch.float32, device=None) -> HeightMap:
+         interpolation="bilinear", dtype=torch.float32, device=None, crs=None,
+         reader="builtin") -> HeightMap:
     """Load a height map from ``.png``, ``.tif``/``.tiff`` (GeoTIFF), ``.txt`` (raisim) or
     ``.npy`` (:data:`MAP_SUFFIXES`), with its JSON sidecar (not for GeoTIFF).
 
@@ -73,6 +86,9 @@ def load(path, *, encoding=None, resolution=None, origin=None, center=None, z_of
         z_scale: Unreal zScale [m]. scale, offset: linear encoding.
         flip_y: True when row 0 of the image/array is the maximum y.
         max_pixels: refuse larger images (``None``: no limit).
+        crs: an ESRI ASCII grid's units where no ``.prj`` says them: ``"geographic"``
+            (degrees) or ``"projected"`` (metres).
+        reader: GeoTIFF and ASCII grids: ``"builtin"`` or ``"rasterio"`` (:data:`READERS`).
 
     Raises:
         TerrainFileError: (a ValueError) naming the file and the problem.
@@ -93,9 +109,8 @@ def load(path, *, encoding=None, resolution=None, origin=None, center=None, z_of
             raise fail(path, f"resolution {resolution!r} contradicts the file's sizes "
                               f"(spacing {file_res})")
         resolution = file_res
-    elif suffix in (".tif", ".tiff"):
-        from .geotiff import read_geotiff
-        info = read_geotiff(path, max_pixels, lambda msg: fail(path, msg))
+    elif suffix in (".tif", ".tiff", ".asc"):
+        info = _read_georeferenced(path, suffix, max_pixels, crs, reader)
         h = info["heights"]
         if resolution is not None and not np.allclose(
                 positive_pair(resolution, "resolution", path), info["resolution"]):
@@ -107,7 +122,7 @@ def load(path, *, encoding=None, resolution=None, origin=None, center=None, z_of
                 center = (0.0, 0.0)
             else:
                 origin = info["origin"]
-        meta = {}  # the file's own tags place it; a sidecar would contradict them
+        meta = {}  # the file's own header places it; a sidecar would contradict it
         if flip_y is None:
             flip_y = False  # already rows growing with +y
     elif suffix == ".npy":
@@ -123,6 +138,9 @@ def load(path, *, encoding=None, resolution=None, origin=None, center=None, z_of
         h = h.astype(np.float64)
     else:
         raise fail(path, f"unknown height map format {suffix!r}: use {'/'.join(MAP_SUFFIXES)}")
+    if crs is not None and suffix != ".asc":
+        raise fail(path, f"crs={crs!r} is for ESRI ASCII grids (.asc), whose units a file "
+                          "may not say; this file places itself")
     if flip_y is None:
         flip_y = meta.get("flipY", False)
         if not isinstance(flip_y, bool):
@@ -137,6 +155,22 @@ def load(path, *, encoding=None, resolution=None, origin=None, center=None, z_of
 
 
 # ---------------------------------------------------------------------------------------- save
+def _read_georeferenced(path: Path, suffix: str, max_pixels, crs, reader) -> dict:
+    """A GeoTIFF's or ASCII grid's heights and placement (``read_geotiff``'s dict) by
+    ``reader``."""
+    if reader not in READERS:
+        raise fail(path, f"reader={reader!r}: give one of {READERS}")
+    err = lambda msg: fail(path, msg)  # noqa: E731
+    if reader == "rasterio":
+        from .rasterio_reader import read_with_rasterio
+        return read_with_rasterio(path, max_pixels, err, crs)
+    if suffix == ".asc":
+        from .ascii_grid import read_ascii_grid
+        return read_ascii_grid(path, max_pixels, err, crs)
+    from .geotiff import read_geotiff
+    return read_geotiff(path, max_pixels, err)
+
+
 def _unreal_z_scale(h: np.ndarray) -> float:
     """Smallest zScale [m] whose 16-bit range holds ``h`` (at least 1e-6)."""
     peak = float(np.max(np.abs(h))) if h.size else 0.0
@@ -207,6 +241,14 @@ def save(hm: HeightMap, path, *, encoding="unreal", z_scale=None, bits=16, scale
         meta["origin"] = [x0, y0, z0]
     elif suffix == ".npy":
         np.save(path, np.ascontiguousarray(rows))
+    elif suffix == ".asc":  # its header places it: no sidecar
+        from .ascii_grid import write_ascii_grid
+        if flip_y:
+            raise ValueError(f"{path}: an ASCII grid runs north to south by definition; flip_y "
+                             "does not apply")
+        write_ascii_grid(path, h + z0, hm.resolution, hm.origin, lambda msg: ValueError(
+            f"{path}: {msg}"))
+        return path
     elif suffix in (".tif", ".tiff"):  # georeferenced in its own tags: no sidecar
         from .geotiff import write_geotiff
         if flip_y:

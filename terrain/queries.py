@@ -19,7 +19,8 @@ class HeightQueries:
     ``interpolation``, ``dtype``, ``device``, ``bounds`` and ``len``)."""
 
     def _coords(self, x, y, map_index):
-        """Convert query inputs to tensors of the map's dtype/device, broadcast to one shape."""
+        """Query inputs as tensors on the map's device, broadcast to one shape, in the dtype of
+        the index arithmetic (:meth:`_as_tensor`)."""
         x = self._as_tensor(x, "x")
         y = self._as_tensor(y, "y")
         if x.shape != y.shape:
@@ -50,16 +51,18 @@ class HeightQueries:
         return x, y, offset
 
     def _as_tensor(self, v, name):
+        """``v`` as a tensor for the index arithmetic: float64 where it comes as numbers, an
+        array or a float64 tensor (a DEM's own coordinates, 5e6 m, keep their centimetres:
+        float32's steps there are 0.5 m), else the map's dtype (a float32 tensor: the
+        simulator's queries, in the map's own frame)."""
         if isinstance(v, torch.Tensor):
             if v.device != self.device:
                 raise ValueError(f"{name} is on {v.device}, the map on {self.device}: "
                                  "move one of them")
-            if not v.dtype.is_floating_point:
-                v = v.to(self.dtype)
-            elif v.dtype != self.dtype:
+            if v.dtype != self.dtype and v.dtype != torch.float64:
                 v = v.to(self.dtype)
             return v
-        return torch.as_tensor(v, dtype=self.dtype, device=self.device)
+        return torch.as_tensor(v, dtype=torch.float64, device=self.device)
 
     def _cells(self, x, y, map_index):
         """Gather the four corner samples of the cell under each point.
@@ -79,8 +82,8 @@ class HeightQueries:
         # integer that the clamp puts back on the grid; its NaN fraction makes the result NaN.
         iu = uc.detach().to(self._index_dtype).clamp_(0, g.nx - 2)
         iv = vc.detach().to(self._index_dtype).clamp_(0, g.ny - 2)
-        fx = uc - iu
-        fy = vc - iv
+        fx = (uc - iu).to(self.dtype)  # the weights in the map's dtype, from exact indices
+        fy = (vc - iv).to(self.dtype)
         base = iv.mul_(g.nx).add_(iu)
         if offset is not None:
             base = base + offset.to(self._index_dtype)

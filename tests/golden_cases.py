@@ -66,7 +66,7 @@ MIN_HORIZON = 30
 
 def _randomized(randomization=None, **kw):
     from wrappers import DomainRandomization
-    env = gym.make_vec("offroad_env/OffroadNav-v0", num_envs=N_ENVS,
+    env = gym.make_vec("offroad_env/OffroadNav-v1", num_envs=N_ENVS,
                        vectorization_mode="vector_entry_point", max_episode_steps=LIMIT,
                        **{"dynamics": "skid_steer",
                           "imu": ImuConfig(accel_noise=0.05, gyro_noise=0.01,
@@ -78,11 +78,11 @@ def case_kwargs(name: str) -> tuple[str, dict]:
     """``(env id, keyword overrides)`` of a vector case."""
     if name.startswith("id:"):
         return name[3:], {}
-    env_id, kw = "offroad_env/OffroadNav-v0", {}
+    env_id, kw = "offroad_env/OffroadNav-v1", {}
     if name == "skid_rigid":
         kw = dict(dynamics="skid_steer", ground="rigid_contact")
     elif name == "ackermann_rough_rigid":
-        env_id = "offroad_env/OffroadNavRough-v0"
+        env_id = "offroad_env/OffroadNavRough-v1"
         kw = dict(dynamics="ackermann", ground="rigid_contact", action_repeat=2)
     elif name == "six_wheel_rigid_skid":
         kw = dict(vehicle="six_wheel_rover", dynamics="skid_steer", ground="rigid_contact")

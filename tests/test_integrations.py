@@ -15,7 +15,7 @@ import terrain
 
 pytestmark = pytest.mark.integration
 
-NAV = "offroad_env/OffroadNav-v0"
+NAV = "offroad_env/OffroadNav-v1"
 FLAT = terrain.FlatConfig(size=(20.0, 20.0), resolution=(0.1, 0.1))
 
 
@@ -140,7 +140,7 @@ _GYMENV_SCRIPT = '''
 import offroad_env  # registers the ids; spawned workers re-import this script and register too
 from torchrl.envs import GymEnv
 if __name__ == "__main__":
-    env = GymEnv("offroad_env/OffroadNav-v0", num_envs=2)
+    env = GymEnv("offroad_env/OffroadNav-v1", num_envs=2)
     td = env.rollout(4, break_when_any_done=False)
     print(tuple(td.batch_size), td["next", "end_reason"].dtype)
 '''
@@ -157,7 +157,7 @@ def test_torchrl_gym_env_with_several_workers(tmp_path):
 
     from torchrl.envs import GymEnv
 
-    env = GymEnv("offroad_env:offroad_env/OffroadNav-v0", num_envs=2)
+    env = GymEnv("offroad_env:offroad_env/OffroadNav-v1", num_envs=2)
     td = env.rollout(4, break_when_any_done=False)
     assert td.batch_size == torch.Size([2, 4])
     assert td["next", "end_reason"].dtype == torch.int64

@@ -213,13 +213,13 @@ def test_the_user_trial_errors_name_the_argument_and_what_is_accepted(tmp_path, 
     import gymnasium as gym
     with pytest.raises(ValueError, match=r"terrain 'perlinn' is neither a map file .* nor a "
                                          r"generator; generators: \[.*'perlin'"):
-        gym.make("offroad_env/OffroadNav-v0", terrain="perlinn")
+        gym.make("offroad_env/OffroadNav-v1", terrain="perlinn")
     with pytest.raises(ValueError, match="terrain .* is a directory"):
-        gym.make("offroad_env/OffroadNav-v0", terrain=str(tmp_path))
+        gym.make("offroad_env/OffroadNav-v1", terrain=str(tmp_path))
     with pytest.raises(ValueError, match="num_envs must be an int >= 1, got None"):
-        gym.make_vec("offroad_env/OffroadNav-v0", num_envs=None)
+        gym.make_vec("offroad_env/OffroadNav-v1", num_envs=None)
     with pytest.raises(ValueError, match="terrain_seed must be an int >= 0, got -1"):
-        gym.make("offroad_env/OffroadNav-v0", terrain_seed=-1)
+        gym.make("offroad_env/OffroadNav-v1", terrain_seed=-1)
     from train.cli import main
     assert main(["trian"]) == 2
     err = capsys.readouterr().err

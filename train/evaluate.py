@@ -2,7 +2,7 @@
 
     python -m train.evaluate runs/nav/checkpoint.pt --episodes 512 --out runs/nav/eval
     python -m train.evaluate runs/nav/checkpoint.pt --baselines      # also random and heuristic
-    python -m train.evaluate --policy heuristic --env-id offroad_env/OffroadNav-v0
+    python -m train.evaluate --policy heuristic --env-id offroad_env/OffroadNav-v1
     python -m train.evaluate runs/trav/checkpoint.pt --suite offroad-bench-v0 --baselines
 
 M episodes run as M sub-environments of one vector env (each sub-env's first episode counts), on
@@ -156,7 +156,7 @@ def _main(args) -> int:
     if args.checkpoint:
         _, state = load_checkpoint(args.checkpoint)  # fails early on a bad file
     env_id = args.env_id or (state["config"].get("env_id") if state else
-                             "offroad_env/OffroadNav-v0")
+                             "offroad_env/OffroadNav-v1")
     check_env_id(env_id)  # before any gym.make: a checkpoint's id must not import a module
     if args.out:
         out = Path(args.out)

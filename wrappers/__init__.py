@@ -5,7 +5,7 @@
   terrain and IMU noise, drawn from the env's seeded per-env streams.
 * :class:`ObservationDelay`, :class:`ActionDelay`: latency, aware of every autoreset mode.
   (IMU noise and bias walk: ``ImuConfig``; action repeat: ``SimConfig.action_repeat``.)
-* :class:`TerrainCurriculum`: Isaac-Lab-style terrain levels over ``OffroadTraverse-v0``'s
+* :class:`TerrainCurriculum`: Isaac-Lab-style terrain levels over ``OffroadTraverse-v1``'s
   stacked family levels.
 * :class:`TrajectoryRecorder`: an ``.npz`` / CSV log per episode (pose, IMU, actions, reward
   terms). Video: Gymnasium's ``RecordVideo`` (``video`` extra).

@@ -85,7 +85,7 @@ def top_levels(shares: torch.Tensor, cfg, min_share: float) -> torch.Tensor:
 
 class TerrainCurriculum(gym.vector.VectorWrapper):
     """Terrain levels for an offroad vector env whose terrain is a :class:`terrain.LevelsConfig`
-    (``OffroadTraverse-v0``). Works in every autoreset mode (the env's ``end_reasons`` seam gives
+    (``OffroadTraverse-v1``). Works in every autoreset mode (the env's ``end_reasons`` seam gives
     the ending episodes' reasons to the reset hook).
 
     Attributes: ``levels`` ``(N,)`` int64, the level each sub-env's running episode plays;
@@ -107,7 +107,7 @@ class TerrainCurriculum(gym.vector.VectorWrapper):
         cfg = base.config.terrain
         if not isinstance(cfg, terrain_pkg.LevelsConfig):
             raise ValueError("a terrain curriculum needs an env whose terrain is a "
-                             f"terrain.LevelsConfig (OffroadTraverse-v0), got "
+                             f"terrain.LevelsConfig (OffroadTraverse-v1), got "
                              f"{type(cfg).__name__}")
         self.levels_config = cfg
         L = cfg.num_levels

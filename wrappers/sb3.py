@@ -7,7 +7,7 @@ finished episode's last observation in ``infos[i]["terminal_observation"]`` and
 The native env runs in SAME_STEP autoreset mode underneath.
 
     from wrappers import SB3VecEnv
-    venv = SB3VecEnv.make("offroad_env/OffroadNav-v0", num_envs=64)
+    venv = SB3VecEnv.make("offroad_env/OffroadNav-v1", num_envs=64)
     model = stable_baselines3.PPO("MlpPolicy", venv)
 """
 

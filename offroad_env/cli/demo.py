@@ -14,7 +14,7 @@ then the batched environment.
    pitch, z range), a CSV log (time, translation, rotation angles, IMU), the seed's plots
    (elevation, roll and pitch, yaw, the 3-D terrain with the path, a top-down map) and an
    animation of the drive (``drive.gif``, and ``drive.mp4`` with an ffmpeg writer).
-3. The environment: ``OffroadNav-v0``'s task as a vector env of 256 vehicles under a random
+3. The environment: ``OffroadNav-v1``'s task as a vector env of 256 vehicles under a random
    policy, on the same map with the same vehicle, model and ground following as the drive;
    steps per second, episode ends by reason, and one rendered frame.
 """
@@ -369,6 +369,6 @@ def print_report(report: dict, out: Path) -> None:
         print("  (the seed's terrain is peaks(201), imgaussfilt(., 3) x 0.4, written with "
               "zScale 1; its steering is held at pi/4; README: how the example was identified)")
     e = report["env"]
-    print(f"\nOffroadNav-v0, {e['num_envs']} vehicles x {e['steps']} steps, random policy: "
+    print(f"\nOffroadNav-v1, {e['num_envs']} vehicles x {e['steps']} steps, random policy: "
           f"{e['env_steps_per_s']:,.0f} env-steps/s; episode ends: {e['episode_ends']}")
     print(f"\nWrote {out}/: " + ", ".join(report["written"]))

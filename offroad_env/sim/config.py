@@ -29,7 +29,7 @@ from offroad_env.sim.removed_fields import REMOVED_FIELDS, RemovedFieldError, re
 
 __all__ = ["SimConfig", "TaskConfig", "ImuConfig", "HeightScanConfig", "make_config", "TASKS",
            "rough_terrain", "family_config", "traverse_terrain", "DYNAMICS", "GROUND_METHODS",
-           "OBS_TERMS", "check_obs_terms", "REMOVED_FIELDS", "RemovedFieldError"]
+           "OBS_TERMS", "check_obs_terms", "REMOVED_FIELDS", "RemovedFieldError", "ID_VERSIONS"]
 
 
 #: the ground's friction coefficient of a model whose parameters name none
@@ -331,8 +331,13 @@ class SimConfig:
 TASKS = ("nav", "velocity", "nav_rough", "traverse")
 
 
+#: the versions of the registered ids: 0 is 0.1's reward, where falling into a hole or off the
+#: map cost nothing; 1 adds the ``fall`` cost (``RewardWeights.fall``, -10 as a tip-over)
+ID_VERSIONS = (0, 1)
+
+
 def make_config(task: str | TaskConfig = "nav", config: SimConfig | None = None, *,
-                base_task: str | None = None, **overrides) -> SimConfig:
+                base_task: str | None = None, version: int = 1, **overrides) -> SimConfig:
     """The :class:`SimConfig` of a task, with fields overridden by keyword.
 
     ``task="nav"``: reach a goal (observations include the goal in the body frame; reward:
@@ -348,9 +353,14 @@ def make_config(task: str | TaskConfig = "nav", config: SimConfig | None = None,
     array, resolution)``. A :class:`TaskConfig`
     as ``task`` overrides the config's ``task`` field; the rest of the config is that of the
     named ``base_task`` (the registered ids set it to their own task, so that
-    ``gym.make("offroad_env/OffroadTraverse-v0", task=TaskConfig(...))`` keeps the traverse
+    ``gym.make("offroad_env/OffroadTraverse-v1", task=TaskConfig(...))`` keeps the traverse
     terrain and observations), or of the TaskConfig's ``kind`` where none is named.
+    ``version``: the registered id's version (:data:`ID_VERSIONS`); 0 sets the named task's
+    ``fall`` weight to 0, the reward of the ``-v0`` ids (a TaskConfig or ``config`` you pass is
+    used as given).
     """
+    if version not in ID_VERSIONS:
+        raise ValueError(f"version must be one of {ID_VERSIONS}, got {version!r}")
     if config is not None and not isinstance(config, SimConfig):
         raise ValueError(f"config must be a SimConfig, got {config!r}; name a task with task="
                          f"{TASKS}")
@@ -388,6 +398,9 @@ def make_config(task: str | TaskConfig = "nav", config: SimConfig | None = None,
             size=(2.4, 1.6), resolution=0.2, forward_offset=0.8))
     else:
         raise ValueError(f"unknown task {task!r}; known: {TASKS}")
+    if version == 0 and config is None:  # the 0.1 reward: falling cost nothing
+        base = dataclasses.replace(base, task=dataclasses.replace(
+            base.task, weights=dataclasses.replace(base.task.weights, fall=0.0)))
     terrain_arg = overrides.get("terrain")
     if isinstance(terrain_arg, HeightMap):
         overrides["heightmap"] = overrides.pop("terrain")

@@ -56,6 +56,9 @@ class RewardWeights:
             progress toward the goal; nav only). The end is a truncation, so a learner
             bootstraps through it as if the drive went on; a negative weight is what tells it
             that stalling short of the goal loses the episode (the suite counts it a failure).
+        fall: 1 on the step the episode ends in a hole (the body over one) or off the map's
+            edge: a fatal end, as a tip-over is, and by default the same cost (-10; the ids'
+            ``-v0`` versions kept it at 0, so falling cost nothing there).
     """
 
     progress: float = 1.0
@@ -72,6 +75,7 @@ class RewardWeights:
     traction: float = 0.0
     energy_margin: float = 0.0
     stuck: float = 0.0
+    fall: float = -10.0
 
     def __post_init__(self):
         for f in fields(self):
@@ -98,6 +102,7 @@ class StepContext(NamedTuple):
             map's edge, which tilt the body, end it).
         stuck: ``(N,)`` bool, the episode ends as stuck this step (a truncation; no other end
             holds).
+        fell: ``(N,)`` bool, the episode ends in a hole or off the map this step.
         nav: the task is navigation (progress counts only there).
         dt: the step [s].
     """
@@ -109,6 +114,7 @@ class StepContext(NamedTuple):
     reached: torch.Tensor
     tipped: torch.Tensor
     stuck: torch.Tensor
+    fell: torch.Tensor
     nav: bool
     dt: float
 
@@ -238,6 +244,11 @@ def _energy_margin(c: StepContext) -> torch.Tensor:
 @reward_term("stuck")
 def _stuck(c: StepContext) -> torch.Tensor:
     return c.stuck.to(c.distance.dtype)
+
+
+@reward_term("fall")
+def _fall(c: StepContext) -> torch.Tensor:
+    return c.fell.to(c.distance.dtype)
 
 
 def builtin_rewards(weights: RewardWeights) -> dict:

@@ -279,6 +279,7 @@ class Task:
         ctx = StepContext(state=st, motion=motion, action=action, distance=dist,
                           reached=reached, tipped=reason == int(EndReason.TIP_OVER),
                           stuck=reason == int(EndReason.STUCK),
+                          fell=(reason == int(EndReason.HOLE)) | (reason == int(EndReason.OFF_MAP)),
                           nav=self.nav, dt=cfg.dt)
         terms = {}
         for name, t in self.rewards.items():

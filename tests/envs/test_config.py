@@ -30,17 +30,17 @@ def test_terrain_may_be_a_map_file_or_a_generator_name_and_unknown_keywords_are_
     import terrain as terrain_pkg
     h = terrain_pkg.generate(terrain_pkg.PerlinConfig(size=(30.0, 30.0), resolution=(0.2, 0.2)), 2)
     np.save(tmp_path / "m.npy", h)
-    env = gym.make("offroad_env/OffroadNav-v0", terrain=str(tmp_path / "m.npy"))
+    env = gym.make("offroad_env/OffroadNav-v1", terrain=str(tmp_path / "m.npy"))
     env.reset(seed=0)
     assert env.unwrapped.terrain.shape == h.shape
-    venv = gym.make_vec("offroad_env/OffroadNav-v0", num_envs=2,
+    venv = gym.make_vec("offroad_env/OffroadNav-v1", num_envs=2,
                         vectorization_mode="vector_entry_point", terrain=tmp_path / "m.npy")
     venv.reset(seed=0)
     assert venv.unwrapped.terrain.shape == h.shape
     named = OffroadVectorEnv(num_envs=2, terrain="bumps", num_maps=1)
     assert isinstance(named.config.terrain, terrain_pkg.BumpsConfig)
     with pytest.raises(TypeError, match="unexpected keyword argument 'frameskip'"):
-        gym.make("offroad_env/OffroadNav-v0", frameskip=4)
+        gym.make("offroad_env/OffroadNav-v1", frameskip=4)
     with pytest.raises(terrain_pkg.TerrainFileError, match="no such file"):
         OffroadVectorEnv(num_envs=2, terrain=tmp_path / "missing.png")
 
@@ -73,7 +73,7 @@ def test_a_task_config_passed_to_a_registered_id_replaces_only_its_task():
         make_config(TaskConfig(kind="velocity"), base_task="traverse")
     with pytest.raises(ValueError, match="unknown base_task"):
         make_config("nav", base_task="climb")
-    env = gym.make("offroad_env/OffroadNavRough-v0", task=TaskConfig(goal_radius=0.8),
+    env = gym.make("offroad_env/OffroadNavRough-v1", task=TaskConfig(goal_radius=0.8),
                    num_maps=1, disable_env_checker=True)
     base = env.unwrapped.config
     assert base.task.goal_radius == 0.8 and base.terrain == make_config("nav_rough").terrain

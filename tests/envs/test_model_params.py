@@ -35,7 +35,7 @@ def test_the_removed_fields_are_refused_naming_the_models_parameters(dynamics, g
     for build in (lambda: SimConfig(dynamics=dynamics, **given),
                   lambda: make_config("nav", dynamics=dynamics, **given),
                   lambda: dataclasses.replace(SimConfig(dynamics=dynamics), **given),
-                  lambda: gym.make("offroad_env/OffroadNav-v0", dynamics=dynamics, **given)):
+                  lambda: gym.make("offroad_env/OffroadNav-v1", dynamics=dynamics, **given)):
         with pytest.raises(RemovedFieldError) as info:
             build()
         assert isinstance(info.value, TypeError) and isinstance(info.value, ValueError)
@@ -69,10 +69,10 @@ def test_bad_model_parameters_are_refused_where_they_enter():
 def test_the_cli_options_reach_the_runs_model_and_old_run_specs_load():
     from train.common.envconfig import env_kwargs
 
-    kw = env_kwargs("offroad_env/OffroadNav-v0", {"sim": {"dynamics": "skid_steer",
+    kw = env_kwargs("offroad_env/OffroadNav-v1", {"sim": {"dynamics": "skid_steer",
                                                           "substeps": 3}})
     assert kw["dynamics_params"] == SkidSteerParams(substeps=3)
-    kw = env_kwargs("offroad_env/OffroadNav-v0", {"sim": {"integrator": "exact"}})
+    kw = env_kwargs("offroad_env/OffroadNav-v1", {"sim": {"integrator": "exact"}})
     assert kw["dynamics_params"] == UnicycleParams(integrator="exact")
     with pytest.raises(ValueError, match="--substeps: the unicycle model has no such"):
-        env_kwargs("offroad_env/OffroadNav-v0", {"sim": {"substeps": 3}})
+        env_kwargs("offroad_env/OffroadNav-v1", {"sim": {"substeps": 3}})

@@ -29,6 +29,7 @@ def quantities(**kw) -> StepContext:
         torque=torch.tensor([[1.0, -2.0, 0.0, 0.5], [0.0, 0.0, 0.0, 0.0]], dtype=F64),
         wheel_omega=torch.tensor([[2.0, 3.0, 1.0, -4.0], [1.0, 1.0, 1.0, 1.0]], dtype=F64),
         tipped=torch.tensor([True, False]), stuck=torch.tensor([False, True]),
+        fell=torch.tensor([False, True]),
         margin=t(0.1, 0.5), traction=t(1.5, 0.4), dt=0.05)
     base.update(kw)
     b = SimpleNamespace(**base)
@@ -38,8 +39,8 @@ def quantities(**kw) -> StepContext:
     contact = SimpleNamespace(roll=b.roll, pitch=b.pitch)
     motion = ModelStep(contact, Drive(b.kappa, b.torque, b.wheel_omega), b.body_velocity)
     return StepContext(state=state, motion=motion, action=b.action, distance=b.distance,
-                       reached=b.reached, tipped=b.tipped, stuck=b.stuck, nav=b.nav,
-                       dt=b.dt)
+                       reached=b.reached, tipped=b.tipped, stuck=b.stuck, fell=b.fell,
+                       nav=b.nav, dt=b.dt)
 
 
 def test_every_weight_has_exactly_one_term_in_the_same_order():
@@ -63,6 +64,7 @@ def test_each_reward_term_has_its_closed_form():
     torch.testing.assert_close(r["time"], exp([0.05, 0.05]))
     torch.testing.assert_close(r["traction"], exp([0.5, 0.0]))
     torch.testing.assert_close(r["stuck"], exp([0.0, 1.0]))
+    torch.testing.assert_close(r["fall"], exp([0.0, 1.0]))
 
 
 def test_progress_counts_only_in_navigation_and_kinematic_models_spend_no_energy():
@@ -75,7 +77,7 @@ def test_reward_is_the_weighted_sum_of_the_terms():
     terms = tasks.reward_terms(q)
     w = RewardWeights(progress=2.0, goal_reached=5.0, tracking=0.5, tilt=-1.0, angular_rate=0.0,
                       action_rate=-0.1, slip=-0.2, energy=-0.01, tip_over=-7.0,
-                      stability=-0.3, time=-0.5, traction=-2.0, stuck=-3.0)
+                      stability=-0.3, time=-0.5, traction=-2.0, stuck=-3.0, fall=-4.0)
     expected = sum(weight * terms[name] for name, weight in w.items())
     torch.testing.assert_close(tasks.weighted_reward(terms, w), expected)
 

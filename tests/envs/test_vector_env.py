@@ -207,7 +207,7 @@ def test_time_limit_gives_truncated_only():
     assert trunc and not term and info["end_reason"] == EndReason.TIME_LIMIT
     assert isinstance(info["end_reason"], int) and info["end_reason"].label == "time_limit"
     # through gymnasium.make the TimeLimit wrapper truncates (the env does not see its limit)
-    made = gym.make("offroad_env/OffroadNav-v0", terrain=FLAT, num_maps=1, max_episode_steps=5)
+    made = gym.make("offroad_env/OffroadNav-v1", terrain=FLAT, num_maps=1, max_episode_steps=5)
     made.reset(seed=0)
     for t in range(5):
         _, _, term, trunc, info = made.step(np.zeros(2, dtype=np.float32))
@@ -249,9 +249,9 @@ def test_async_make_vec_returns_after_the_parent_ran_an_env(tmp_path):
     script = tmp_path / "a.py"
     script.write_text(
         "import gymnasium as gym, offroad_env\n"
-        "e = gym.make('offroad_env/OffroadNav-v0'); e.reset(seed=0)\n"
+        "e = gym.make('offroad_env/OffroadNav-v1'); e.reset(seed=0)\n"
         "e.step(e.action_space.sample())\n"
-        "v = gym.make_vec('offroad_env/OffroadNav-v0', num_envs=2, vectorization_mode='async')\n"
+        "v = gym.make_vec('offroad_env/OffroadNav-v1', num_envs=2, vectorization_mode='async')\n"
         "o, _ = v.reset(seed=0)\n"
         "for _ in range(3): v.step(v.action_space.sample())\n"
         "v.close(); print('ok', o.shape)\n")

@@ -96,7 +96,7 @@ def test_evaluate_runs_a_checkpoint_on_a_suite_named_by_policy(tmp_path, capsys)
     d = {k: list(v) if isinstance(v, tuple) else v for k, v in TINY.__dict__.items()}
     spec.write_text(json.dumps(d))
     env = suite_env(TINY, 1)
-    cfg = PPOConfig(env_id="offroad_env/OffroadTraverse-v0", hidden=(8,))
+    cfg = PPOConfig(env_id="offroad_env/OffroadTraverse-v1", hidden=(8,))
     agent = Agent(env.single_observation_space.shape[0], 2, cfg.hidden, cfg.init_log_std)
     (tmp_path / "run").mkdir()
     ckpt = tmp_path / "run" / "checkpoint.pt"

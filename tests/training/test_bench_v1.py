@@ -82,7 +82,7 @@ def test_a_suites_observation_terms_are_what_its_env_and_training_see():
     small = replace(spec.groups()[2], pairs=1, worlds=1, num_levels=1)
     names = [n for n, _, _ in suite_env(small, 2).unwrapped.obs_layout]
     assert names == list(spec.obs_terms) + ["height_scan"]
-    cfg = env_kwargs("offroad_env/OffroadTraverse-v0", {"suite": "offroad-bench-v1"})["config"]
+    cfg = env_kwargs("offroad_env/OffroadTraverse-v1", {"suite": "offroad-bench-v1"})["config"]
     assert cfg.terms == tuple(names)
     v0 = load_suite("offroad-bench-v0")
     v0_env = suite_env(replace(v0, families=("slopes",), num_levels=1, worlds=1, pairs=1), 2)

@@ -132,3 +132,46 @@ def test_mppi_progress_objective_drives_toward_the_goal():
     assert bool((d0 - _goal_distance(env) >= 0.8 * line).all())
     with pytest.raises(ValueError, match="objective must be one of"):
         MPPIConfig(objective="speed")
+
+
+@pytest.mark.filterwarnings("ignore:.*is out of date")
+def test_mppi_with_the_reward_objective_avoids_a_hole_on_the_straight_path():
+    """Four rows start 3.5 m before a hole of radius 1.5 m that lies on the straight path to
+    their goals. With the ``-v1`` reward (a fall costs -10, as a tip-over) MPPI with the reward
+    objective drives up to it and none falls in; with the ``-v0`` reward (a fall cost
+    nothing) every row drives in, as the third user trial saw."""
+    import gymnasium as gym
+
+    from offroad_env import EndReason
+
+    n = 121  # a flat 30 x 30 m map at 0.25 m with the hole at (5, 0)
+    x = torch.linspace(-15, 15, n, dtype=torch.float64)
+    h = torch.zeros(n, n, dtype=torch.float64)
+    h[torch.hypot(x[None, :] - 5.0, x[:, None]) < 1.5] = float("nan")
+    ys = [-0.6, -0.2, 0.2, 0.6]
+    f64 = torch.float64
+    ends = {}
+    for version in ("v1", "v0"):
+        env = gym.make_vec(f"offroad_env/OffroadNav-{version}", num_envs=4,
+                           vectorization_mode="vector_entry_point",
+                           terrain=(h.numpy(), 0.25), num_maps=1)
+        obs, _ = env.reset(seed=0, options={
+            "start_pose": torch.tensor([[0.0, y, 0.0] for y in ys], dtype=f64),
+            "goal": torch.tensor([[10.0, y] for y in ys], dtype=f64)})
+        act = mppi_policy(env, samples=16, horizon=15)
+        reason = torch.zeros(4, dtype=torch.long)
+        done = torch.zeros(4, dtype=torch.bool)
+        furthest = torch.zeros(4, dtype=f64)
+        for _ in range(100):
+            obs, _, term, trunc, info = env.step(act(obs))
+            new = (term | trunc) & ~done
+            reason[new] = info["end_reason"][new].long()
+            done |= term | trunc
+            furthest = torch.maximum(furthest, env.unwrapped.state_view().x.double())
+        ends[version] = (reason, done, furthest)
+        env.close()
+    reason, done, furthest = ends["v1"]
+    assert not bool((done & (reason == int(EndReason.HOLE))).any()), reason
+    assert bool((furthest > 2.0).all()), furthest  # it drove toward the hole, then held off
+    reason, done, _ = ends["v0"]
+    assert bool((done & (reason == int(EndReason.HOLE))).all()), reason

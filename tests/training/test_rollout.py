@@ -104,8 +104,8 @@ def test_rollout_and_baseline_options_are_parsed_and_refused_clearly():
 def test_evaluate_runs_the_planner_by_name_and_it_does_no_worse_than_the_straight_line():
     from train.evaluate import evaluate
     kw = dict(episodes=6, max_episode_steps=120, seed=3)
-    line = evaluate("heuristic", "offroad_env/OffroadNavRough-v0", **kw)
-    plan = evaluate("rollout:R=20,library=straight", "offroad_env/OffroadNavRough-v0", **kw)
+    line = evaluate("heuristic", "offroad_env/OffroadNavRough-v1", **kw)
+    plan = evaluate("rollout:R=20,library=straight", "offroad_env/OffroadNavRough-v1", **kw)
     # (measured: 2 of 6 goals each; holes 1 against 2: the rest run out of time)
     fatal = lambda r: r["end_reasons"]["hole"] + r["end_reasons"]["tip_over"]  # noqa: E731
     assert plan["success_rate"] >= line["success_rate"] and fatal(plan) <= fatal(line)

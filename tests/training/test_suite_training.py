@@ -39,7 +39,7 @@ def test_one_grid_is_the_finest_resolution_and_the_largest_size():
 
 def test_the_suite_sets_the_training_env_on_other_worlds(tmp_path):
     path = _write(TINY, tmp_path / "tiny.json")
-    kw = envconfig.env_kwargs("offroad_env/OffroadTraverse-v0", {"suite": path})
+    kw = envconfig.env_kwargs("offroad_env/OffroadTraverse-v1", {"suite": path})
     cfg = kw["config"]
     assert kw["max_episode_steps"] == 60  # 3 s of 0.05 s steps
     assert cfg.dynamics == "rigid_body" and cfg.vehicle == "husky"
@@ -50,7 +50,7 @@ def test_the_suite_sets_the_training_env_on_other_worlds(tmp_path):
     assert lv.resolution == (0.05, 0.04) and lv.family.max_step == 0.1
     # held out: the suite's test maps come from its terrain seed, training from the run's
     assert cfg.terrain_seed == 0 != TINY.terrain_seed
-    kw = envconfig.env_kwargs("offroad_env/OffroadTraverse-v0", {
+    kw = envconfig.env_kwargs("offroad_env/OffroadTraverse-v1", {
         "suite": path, "sim": {"terrain_seed": 7}, "reward": {"time": -1.0}})
     assert kw["config"].terrain_seed == 7 and kw["config"].task.weights.time == -1.0
     assert kw["config"].terrain == lv
@@ -60,26 +60,26 @@ def test_the_suite_sets_the_training_env_on_other_worlds(tmp_path):
     steep = replace(TINY, per_family={**TINY.per_family, "steps": {
         **TINY.per_family["steps"], "max_start_slope_deg": 20.0}})
     args = {"env.suite": _write(steep, tmp_path / "steep.json"), "env.suite_start_slopes": True}
-    kw = envconfig.env_kwargs("offroad_env/OffroadTraverse-v0",
+    kw = envconfig.env_kwargs("offroad_env/OffroadTraverse-v1",
                               envconfig.env_spec_from_args(args))
     assert kw["config"].task.max_start_slope_deg == (12.0, 12.0, 20.0, 20.0)
-    kw = envconfig.env_kwargs("offroad_env/OffroadTraverse-v0", {
+    kw = envconfig.env_kwargs("offroad_env/OffroadTraverse-v1", {
         "suite": path, "suite_start_slopes": True, "task": {"max_start_slope_deg": 30.0}})
     assert kw["config"].task.max_start_slope_deg == 30.0  # the flag: one limit for all maps
     assert "config" not in envconfig.env_kwargs(  # a preset's, on an env without a suite
-        "offroad_env/OffroadTraverse-v0", {"suite_start_slopes": True})
+        "offroad_env/OffroadTraverse-v1", {"suite_start_slopes": True})
     v1 = bench.load_suite("offroad-bench-v1")
     lims = start_slope_limits(v1)
     lv1 = v1.on_one_grid().levels
     real = v1.families.index("real")
     assert len(lims) == 140 and lims[lv1.map_index(real, 9, 1)] == 38.0
     assert lims[lv1.map_index(real, 0, 0) - 1] == 12.0 and set(lims) == {12.0, 38.0}
-    with pytest.raises(ValueError, match="OffroadTraverse-v0"):
-        envconfig.env_kwargs("offroad_env/OffroadVelocity-v0", {"suite": path})
+    with pytest.raises(ValueError, match="OffroadTraverse-v1"):
+        envconfig.env_kwargs("offroad_env/OffroadVelocity-v1", {"suite": path})
     with pytest.raises(ValueError, match="drop --terrain"):
         envconfig.env_spec_from_args({"env.suite": path, "env.terrain": "perlin"})
     with pytest.raises(ValueError, match="unknown suite"):
-        envconfig.env_kwargs("offroad_env/OffroadTraverse-v0", {"suite": "no-such-suite"})
+        envconfig.env_kwargs("offroad_env/OffroadTraverse-v1", {"suite": "no-such-suite"})
 
 
 def test_a_run_trained_on_a_suite_is_benched_and_evaluated_on_it(tmp_path, capsys):
@@ -93,7 +93,7 @@ def test_a_run_trained_on_a_suite_is_benched_and_evaluated_on_it(tmp_path, capsy
     # the suite preset under the flags given: its window, the flags' sizes and curriculum
     assert plain["curriculum"] and plain["stats_window"] == 2000 and plain["num_envs"] == 8
     assert not plain["compile_env"] and plain["curriculum_init_level"] == 1
-    assert plain["env_id"] == "offroad_env/OffroadTraverse-v0"  # a suite's id
+    assert plain["env_id"] == "offroad_env/OffroadTraverse-v1"  # a suite's id
     assert plain["env"] == {"suite": path, "suite_start_slopes": True,
                             "task": {"start_heading_spread": 0.5}}
     assert plain["env_resolved"]["dynamics"] == "rigid_body"
@@ -110,7 +110,7 @@ def test_a_run_trained_on_a_suite_is_benched_and_evaluated_on_it(tmp_path, capsy
     assert max(ev["per_episode"]["length"]) <= 60
     # the config keeps a given traverse id and refuses another
     cfg = ppo.PPOConfig(env={"suite": path})
-    assert cfg.env_id == "offroad_env/OffroadTraverse-v0"
+    assert cfg.env_id == "offroad_env/OffroadTraverse-v1"
     assert replace(cfg, out=str(tmp_path / "x")).env_id == cfg.env_id
     capsys.readouterr()
 

@@ -1,5 +1,5 @@
 """train/: PPO pieces against their definitions, a smoke run with resume, checkpoints that fail
-clearly, evaluation of the baselines, and (slow) learning on OffroadNav-v0."""
+clearly, evaluation of the baselines, and (slow) learning on OffroadNav-v1."""
 
 import csv
 import dataclasses
@@ -159,7 +159,7 @@ def test_bad_checkpoints_and_ids_are_clear_errors(tmp_path):
                                                   r"run's checkpoint is .*checkpoint.pt"):
         ppo.load_checkpoint(tmp_path / "run")
     # another observation layout: the velocity task has a command instead of the goal
-    venv = ppo.make_vec_env("offroad_env/OffroadVelocity-v0", 2)
+    venv = ppo.make_vec_env("offroad_env/OffroadVelocity-v1", 2)
     with pytest.raises(ppo.CheckpointError, match="observation layout"):
         ppo.load_checkpoint(tmp_path / "run" / "checkpoint.pt", venv)
     with pytest.raises(ValueError, match="unknown env id"):
@@ -168,14 +168,14 @@ def test_bad_checkpoints_and_ids_are_clear_errors(tmp_path):
         ppo.PPOConfig(num_envs=0)
     assert ppo.main(["--env-id", "Nope-v9", "--out", str(tmp_path / "x")]) == 2
     assert ev.main([str(tmp_path / "junk.pt")]) == 2
-    assert ev.main(["--policy", "heuristic", "--env-id", "offroad_env/OffroadVelocity-v0",
+    assert ev.main(["--policy", "heuristic", "--env-id", "offroad_env/OffroadVelocity-v1",
                     "--out", str(tmp_path / "e")]) == 2
 
 
 # ---------------------------------------------------------------- evaluation
 def test_heuristic_reaches_goals_on_easy_terrain_and_random_does_not():
-    h = ev.evaluate("heuristic", "offroad_env/OffroadNav-v0", episodes=64)
-    r = ev.evaluate("random", "offroad_env/OffroadNav-v0", episodes=64)
+    h = ev.evaluate("heuristic", "offroad_env/OffroadNav-v1", episodes=64)
+    r = ev.evaluate("random", "offroad_env/OffroadNav-v1", episodes=64)
     assert h["success_rate"] > 0.9 and r["success_rate"] < 0.2
     assert sum(h["end_reasons"].values()) == 64
     # time to goal: at least the straight-line time at 1 m/s from >= 4 m - goal radius
@@ -208,7 +208,7 @@ def test_ppo_learns_easy_navigation(tmp_path):
     s = ppo.train(ppo.PPOConfig(total_steps=1_000_000, out=str(tmp_path), progress=False))
     assert s["success_rate"] >= 0.8
     agent, _ = ppo.load_checkpoint(s["checkpoint"])
-    res = ev.evaluate(lambda obs: agent.act(obs, deterministic=True), "offroad_env/OffroadNav-v0",
+    res = ev.evaluate(lambda obs: agent.act(obs, deterministic=True), "offroad_env/OffroadNav-v1",
                       episodes=128)
     assert res["success_rate"] >= 0.8 and res["tip_over_rate"] < 0.05
 
@@ -329,7 +329,7 @@ def test_training_success_agrees_with_an_evaluation_of_the_same_policy(tmp_path)
                                 out=str(tmp_path), progress=False, seed=1))
     assert s["window_episodes"] == 100
     agent, _ = ppo.load_checkpoint(s["checkpoint"])
-    res = ev.evaluate(lambda obs: agent.act(obs), "offroad_env/OffroadNav-v0", episodes=512,
+    res = ev.evaluate(lambda obs: agent.act(obs), "offroad_env/OffroadNav-v1", episodes=512,
                       terrain_seed=0)  # the training maps, the stochastic policy
     # the window (100 episodes, still learning) against 512 episodes: within 0.15 (~3 s.e.);
     # per-iteration rates said 0.98 against 0.51
@@ -339,7 +339,7 @@ def test_training_success_agrees_with_an_evaluation_of_the_same_policy(tmp_path)
 
 def test_training_with_the_terrain_curriculum_logs_the_mean_level(tmp_path):
     out = tmp_path / "cur"
-    s = ppo.train(_smoke_cfg(out, env_id="offroad_env/OffroadTraverse-v0", curriculum=True,
+    s = ppo.train(_smoke_cfg(out, env_id="offroad_env/OffroadTraverse-v1", curriculum=True,
                              curriculum_init_level=2))
     rows = list(csv.DictReader(open(out / "progress.csv")))
     levels = [float(r["mean_level"]) for r in rows]
@@ -347,7 +347,7 @@ def test_training_with_the_terrain_curriculum_logs_the_mean_level(tmp_path):
     # the summary says its rates are the curriculum's levels', not the task's mix
     js = summary_json({**s, "window_episodes": 5})
     assert js["mean_level"] == levels[-1] and "curriculum" in js["note"]
-    # and which levels it played: OffroadTraverse-v0's every level rests somewhere
+    # and which levels it played: OffroadTraverse-v1's every level rests somewhere
     fams = make_config("traverse").terrain.families
     assert js["curriculum_top_levels"] == {f: 9 for f in fams}
     with pytest.raises(ValueError, match="LevelsConfig"):
@@ -377,11 +377,11 @@ def test_the_environment_is_configured_from_the_command_line_and_read_back(tmp_p
     assert spec["task"] == {"goal_distance": [3.0, 6.0]} and spec["reward"] == {"tilt": -0.5}
     assert spec["terrain"] == "inputs/map.npy"  # the run's copy (issue 27, item 5)
     assert spec["sources"] == {"terrain": str(tmp_path / "map.npy")}
-    kw = envconfig.env_kwargs("offroad_env/OffroadNav-v0", spec, out)
+    kw = envconfig.env_kwargs("offroad_env/OffroadNav-v1", spec, out)
     assert kw["heightmap"].shape == heights.shape and kw["config"].task.weights.tilt == -0.5
     # a task or reward option keeps the rest of the id's config: the traverse task keeps its
     # terrain levels, height scan and tip rule (a bare TaskConfig would have made it "nav")
-    trav = envconfig.env_kwargs("offroad_env/OffroadTraverse-v0",
+    trav = envconfig.env_kwargs("offroad_env/OffroadTraverse-v1",
                                 {"reward": {"stability": -0.25, "time": -0.5}})
     ref = make_config("traverse")
     assert trav["config"] == dataclasses.replace(ref, task=dataclasses.replace(
@@ -390,7 +390,7 @@ def test_the_environment_is_configured_from_the_command_line_and_read_back(tmp_p
     assert evaluate.main([str(out / "checkpoint.pt"), "--episodes", "4",
                           "--max-episode-steps", "20", "--out", str(tmp_path / "ev")]) == 0
     # a generator and its options; bad options are one-line errors
-    gen = envconfig.env_kwargs("offroad_env/OffroadNav-v0", envconfig.env_spec_from_args({
+    gen = envconfig.env_kwargs("offroad_env/OffroadNav-v1", envconfig.env_spec_from_args({
         "env.terrain": "perlin", "env.terrain_options": ["amplitude=1.5", "size=30,30"]}))
     assert gen["terrain"].amplitude == 1.5 and gen["terrain"].size == (30.0, 30.0)
     for bad in (["--terrain", "perlin", "--terrain-option", "nonsense=1"],
@@ -560,7 +560,7 @@ def test_a_run_folder_is_self_contained(tmp_path, monkeypatch):
     # without its copies and sources, the error names both
     shutil.rmtree(tmp_path / "moved" / "inputs")
     with pytest.raises(FileNotFoundError, match="neither its copy .*robot.urdf nor its source"):
-        envconfig.env_kwargs("offroad_env/OffroadNav-v0",
+        envconfig.env_kwargs("offroad_env/OffroadNav-v1",
                              json.loads((tmp_path / "moved" / "config.json").read_text())["env"],
                              tmp_path / "moved")
 

@@ -59,7 +59,7 @@ def test_validation_leaves_the_agent_in_training_mode(tmp_path):
     from train.common.agent import Agent
     from train.ppo.validation import Validation
 
-    v = Validation("offroad_env/OffroadNav-v0", {}, 4, 20)
+    v = Validation("offroad_env/OffroadNav-v1", {}, 4, 20)
     obs_dim = v.env.single_observation_space.shape[0]
     agent = Agent(obs_dim, 2, (8,))
     score = v(agent)

@@ -106,7 +106,7 @@ def test_a_level_chosen_at_a_reset_keeps_the_prepared_starts_of_the_physical_mod
 
 def test_a_curriculum_needs_level_maps():
     with pytest.raises(ValueError, match="LevelsConfig"):
-        TerrainCurriculum(gym.make_vec("offroad_env/OffroadNav-v0", num_envs=2,
+        TerrainCurriculum(gym.make_vec("offroad_env/OffroadNav-v1", num_envs=2,
                                        vectorization_mode="vector_entry_point"))
 
 

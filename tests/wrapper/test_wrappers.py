@@ -18,7 +18,7 @@ from offroad_env.physics.vehicle import VehicleBatch
 from wrappers import (ActionDelay, DomainRandomization, DomainRandomizationEnv,
                       ObservationDelay, RandomizationConfig, TrajectoryRecorder, load_episode)
 
-NAV = "offroad_env/OffroadNav-v0"
+NAV = "offroad_env/OffroadNav-v1"
 FLAT = terrain.FlatConfig(size=(40.0, 40.0), resolution=(0.1, 0.1))
 
 

@@ -6,7 +6,7 @@
     python -m train.evaluate --suite offroad-bench-v0 --policy careful   # the same
 
 A suite is a versioned spec kept in the repo (``train/suites/<name>.json``, :mod:`train.common.suite`):
-families x levels x worlds x start/goal pairs of the traverse task (``OffroadTraverse-v0``'s
+families x levels x worlds x start/goal pairs of the traverse task (``OffroadTraverse-v1``'s
 terrain families, scaled for the spec's vehicle), every world generated from its seed and every
 pair drawn from ``pair_seed``, so the tasks are the same on every machine. ``offroad-bench-v0``
 has 5 families x 10 levels x 2 worlds x 10 pairs = 1000 tasks with a 30 s limit on the kinematic

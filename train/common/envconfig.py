@@ -32,7 +32,7 @@ from pathlib import Path
 import gymnasium as gym
 
 import terrain as terrain_pkg
-from offroad_env import ENV_IDS, SimConfig, TaskConfig, make_config
+from offroad_env import ENV_IDS, OLD_ENV_IDS, SimConfig, TaskConfig, env_config
 from offroad_env.cli import add_config_options
 from offroad_env.sim.config import DYNAMICS, GROUND_METHODS, OBS_TERMS
 from offroad_env.physics.dynamics import INTEGRATORS
@@ -256,7 +256,7 @@ def env_kwargs(env_id: str, spec: dict | None, base=None, allow_modules: tuple =
     if task_over or reward:
         # the id's whole config with the task field replaced: a TaskConfig given as ``task=``
         # would pick the defaults of its kind ("nav") and drop the id's terrain and observations
-        base = make_config(ENV_IDS[env_id], **{k: v for k, v in kw.items() if k == "vehicle"})
+        base = env_config(env_id, **{k: v for k, v in kw.items() if k == "vehicle"})
         kw["config"] = _with_task(base, task_over, reward)
     name = spec.get("terrain")
     if name is not None:
@@ -280,7 +280,7 @@ def _model_params(env_id: str, dynamics: str | None, values: dict, suite):
 
             dynamics = load_suite(suite).dynamics
         else:
-            dynamics = make_config(ENV_IDS[env_id]).dynamics
+            dynamics = env_config(env_id).dynamics
     params = model_class(dynamics).Params
     have = set() if params is None else {f.name for f in dataclasses.fields(params)}
     bad = sorted(set(values) - have)
@@ -308,9 +308,11 @@ def _suite_kwargs(env_id: str, name: str, sim: dict, task_over: dict, reward: di
     and ``max_episode_steps`` (the suite's time limit)."""
     from train.common.suite import load_suite, start_slope_limits, suite_config, suite_episode_steps
 
-    if ENV_IDS.get(env_id) != "traverse":
+    if {**ENV_IDS, **OLD_ENV_IDS}.get(env_id) != "traverse":
         raise ValueError(f"--suite trains on traverse tasks: the env id must be "
-                         f"offroad_env/OffroadTraverse-v0, got {env_id!r}")
+                         f"offroad_env/OffroadTraverse-v1, got {env_id!r}")
+    if env_id in OLD_ENV_IDS:  # a -v0 run: the 0.1 reward, where falling cost nothing
+        reward = {"fall": 0.0, **reward}
     full = load_suite(name)
     suite = full.on_one_grid()
     if start_slopes:

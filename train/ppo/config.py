@@ -57,7 +57,7 @@ class PPOConfig:
     """Training settings (each is a ``--flag`` of the command line).
 
     Attributes:
-        env_id: a registered id (``offroad_env/OffroadNav-v0``...).
+        env_id: a registered id (``offroad_env/OffroadNav-v1``...).
         num_envs: parallel environments N.
         num_steps: rollout length T per iteration (a batch is N * T transitions).
         total_steps: environment steps to train for.
@@ -96,7 +96,7 @@ class PPOConfig:
             same functions up to float rounding; the first iteration waits for the compile
             (about 20-40 s on a CPU).
         curriculum: train through terrain levels (:class:`wrappers.TerrainCurriculum`; the env's
-            terrain must be level maps, as ``OffroadTraverse-v0``'s); the log gains
+            terrain must be level maps, as ``OffroadTraverse-v1``'s); the log gains
             ``mean_level``.
         curriculum_init_level: initial levels are drawn in ``[0, this]``.
         env: the environment spec (:mod:`train.common.envconfig`: SimConfig, task and reward
@@ -117,7 +117,7 @@ class PPOConfig:
         validate_episodes: the validation's episodes (one vector env, eager).
     """
 
-    env_id: str = "offroad_env/OffroadNav-v0"
+    env_id: str = "offroad_env/OffroadNav-v1"
     num_envs: int = 1024
     num_steps: int = 16
     total_steps: int = 4_000_000
@@ -186,8 +186,8 @@ class PPOConfig:
             if not 0 <= v <= 1:
                 raise ValueError(f"{name} must be in [0, 1], got {v!r}")
         check_device(self.device)
-        if self.env.get("suite") is not None and self.env_id == "offroad_env/OffroadNav-v0":
-            object.__setattr__(self, "env_id", "offroad_env/OffroadTraverse-v0")  # a suite's
+        if self.env.get("suite") is not None and self.env_id == "offroad_env/OffroadNav-v1":
+            object.__setattr__(self, "env_id", "offroad_env/OffroadTraverse-v1")  # a suite's
         if self.action_map not in ("auto",) + ACTION_MAPS:
             raise ValueError(f"action_map must be one of {('auto',) + ACTION_MAPS}, got "
                              f"{self.action_map!r}")

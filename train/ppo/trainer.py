@@ -1,6 +1,6 @@
 """PPO for continuous actions on :class:`offroad_env.OffroadVectorEnv`, in one readable file.
 
-    python -m train.ppo --env-id offroad_env/OffroadNav-v0 --total-steps 3000000 --out runs/nav
+    python -m train.ppo --env-id offroad_env/OffroadNav-v1 --total-steps 3000000 --out runs/nav
 
 The data never leaves torch: observations, actions, rewards and advantages are tensors on the
 env's device. The env runs in ``SAME_STEP`` autoreset mode, so a finished episode's last
