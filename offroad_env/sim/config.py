@@ -217,8 +217,9 @@ class SimConfig:
             (``num_maps`` is then not used).
         heightmap: use this map (or stack) instead of generating.
         task, imu, height_scan: see their classes; height_scan None: no scan.
-        obs_terms: observation terms, in order (see :data:`~offroad_env.task.observations.TERM_NAMES`); "height_scan" is added
-            when ``height_scan`` is set.
+        obs_terms: observation terms, in order (see
+            :data:`~offroad_env.task.observations.TERM_NAMES`); "height_scan" is added (last)
+            when ``height_scan`` is set, and refused without it.
         nan_action: ``"raise"`` (ValueError naming the env indices) or ``"zero"`` (replaced by 0
             and reported in ``info["bad_action"]``).
         gravity: [m/s^2], the one gravity every model reads (ground loads, skid-steer slopes,
@@ -301,6 +302,10 @@ class SimConfig:
             raise ValueError("obs_terms is empty (and no height_scan): give at least one of "
                              f"{OBS_TERMS}")
         check_obs_terms(self.obs_terms)
+        if "height_scan" in self.obs_terms and self.height_scan is None:
+            raise ValueError("obs_terms names 'height_scan', which needs the scan's config: "
+                             "give height_scan=HeightScanConfig(...) (its size, resolution and "
+                             "offset; the term then comes last), or drop the name")
         for kind, builtin in (("rewards", tuple(RewardWeights.__dataclass_fields__)),
                               ("terminations", tuple(REASONS.values())),
                               ("observations", OBS_TERMS), ("events", ())):

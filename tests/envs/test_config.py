@@ -103,3 +103,31 @@ def test_configs_are_frozen():
         SimConfig().dt = 0.1
     with pytest.raises(dataclasses.FrozenInstanceError):
         HeightScanConfig().clip = 1.0
+
+
+def test_an_observation_term_that_needs_a_config_field_is_refused_naming_it():
+    """'height_scan' in obs_terms without SimConfig.height_scan was accepted and dropped; the
+    planners then asked for the term again. Now the config refuses it, and a baseline names
+    every term it lacks and how to get each."""
+    import gymnasium as gym
+
+    from offroad_env import make_config
+    from train.planners import baseline
+
+    with pytest.raises(ValueError, match=r"needs the scan's config: give height_scan=Height"):
+        make_config("nav", obs_terms=("goal", "height_scan"))
+    cfg = make_config("nav", obs_terms=("goal", "height_scan", "stability"),
+                      height_scan=HeightScanConfig())
+    assert cfg.terms == ("goal", "stability", "height_scan")
+    env = gym.make_vec("offroad_env/OffroadNav-v1", num_envs=2,
+                       vectorization_mode="vector_entry_point")
+    with pytest.raises(ValueError) as info:
+        baseline("careful", env, 0)
+    msg = str(info.value)
+    assert "lacks ['height_scan', 'stability']" in msg and "height_scan=HeightScanConfig()" in msg
+    assert "'stability' in obs_terms" in msg
+    ok = gym.make_vec("offroad_env/OffroadNav-v1", num_envs=2,
+                      vectorization_mode="vector_entry_point", height_scan=HeightScanConfig(),
+                      obs_terms=("goal", "stability"))
+    obs, _ = ok.reset(seed=0)
+    assert baseline("careful", ok, 0)(obs).shape == (2, 2)

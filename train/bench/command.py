@@ -73,6 +73,13 @@ def build_parser() -> argparse.ArgumentParser:
                         "suite's chunk_tasks; none: a grid group in one env). A chunked run "
                         "uses the suite's chunk_threads per process, and under torchrun the "
                         "ranks share the chunks; rank 0 writes the same files as one process")
+    sl = p.add_argument_group("a slice of the suite (SuiteSpec.select): each task on its own map")
+    sl.add_argument("--families", nargs="+", default=None, metavar="NAME")
+    sl.add_argument("--levels", nargs="+", type=int, default=None, metavar="L")
+    sl.add_argument("--worlds", nargs="+", type=int, default=None, metavar="W")
+    sl.add_argument("--pairs", nargs="+", type=int, default=None, metavar="P")
+    sl.add_argument("--tasks", nargs="+", type=int, default=None, metavar="I",
+                    help="task indices in the suite's order (bench.json's per_task order)")
     p.add_argument("--sampled", action="store_true",
                    help="checkpoints act with actions sampled from their Gaussian, as in "
                         "training (from a generator seeded by the suite's seed; default: the "
@@ -108,6 +115,10 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         spec = load_suite(args.suite)
+        if any(v is not None for v in (args.families, args.levels, args.worlds, args.pairs,
+                                       args.tasks)):
+            spec = spec.select(families=args.families, levels=args.levels, worlds=args.worlds,
+                               pairs=args.pairs, tasks=args.tasks)
         out = Path(args.out) if args.out else Path("runs") / "bench" / spec.name
         files = ["bench.json", "bench.md", "bench_levels.png"]
         if not args.force:

@@ -189,21 +189,23 @@ def run_suite(spec: SuiteSpec, policy, device="cpu", progress: bool = False,
         dt = mine[0][3]
         for fi, fam in enumerate(sub.families):
             sel = tasks["family"] == fi
-            parts[fam] = ({k: v[sel] for k, v in tasks.items()}, {k: v[sel] for k, v in per.items()})
-    tasks = {k: np.concatenate([parts[f][0][k] for f in spec.families]) for k in parts[
-        spec.families[0]][0]}
+            if sel.any():  # a slice may leave a family out
+                parts[fam] = ({k: v[sel] for k, v in tasks.items()},
+                              {k: v[sel] for k, v in per.items()})
+    present = [f for f in spec.families if f in parts]
+    tasks = {k: np.concatenate([parts[f][0][k] for f in present]) for k in parts[present[0]][0]}
     tasks["family"] = np.concatenate([np.full(len(parts[f][0]["family"]), i)
-                                      for i, f in enumerate(spec.families)])
-    per = {k: np.concatenate([parts[f][1][k] for f in spec.families]) for k in parts[
-        spec.families[0]][1]}
+                                      for i, f in enumerate(present)])
+    per = {k: np.concatenate([parts[f][1][k] for f in present]) for k in parts[present[0]][1]}
     T = spec.num_tasks
     fam, lev = tasks["family"], tasks["level"]
     extra = tuple(sorted(set(per["label"].tolist()) - set(REASONS.values())))
     table = {}
-    for fi, name in enumerate(spec.families):
+    for fi, name in enumerate(present):
         table[name] = {"all": _cell(fam == fi, per, dt, extra)}
         for level in range(spec.num_levels):
-            table[name][str(level)] = _cell((fam == fi) & (lev == level), per, dt, extra)
+            if bool(((fam == fi) & (lev == level)).any()):  # a slice's levels only
+                table[name][str(level)] = _cell((fam == fi) & (lev == level), per, dt, extra)
     level_specs = {}
     for sub in groups:
         for name in sub.families:
@@ -212,13 +214,15 @@ def run_suite(spec: SuiteSpec, policy, device="cpu", progress: bool = False,
     return {
         "suite": asdict(spec), "policy": policy if isinstance(policy, str) else "function",
         "tasks": T, "overall": _cell(np.ones(T, dtype=bool), per, dt, extra), "by_family": table,
-        "level_specs": {name: level_specs[name] for name in spec.families},
+        "level_specs": {name: level_specs[name] for name in present},
         "per_task": {"end_reason": per["label"].tolist(),
                      "steps": per["length"].tolist(),
                      "max_abs_roll_deg": per["max_roll"].round(4).tolist(),
                      "max_abs_pitch_deg": per["max_pitch"].round(4).tolist(),
                      "min_margin_deg": per["min_margin"].round(4).tolist(),
-                     "energy_j": per["energy"].round(4).tolist()},
+                     "energy_j": per["energy"].round(4).tolist(),
+                     # a slice's tasks by their index in the whole suite
+                     **({} if spec.subset is None else {"task": spec.task_ids().tolist()})},
     }
 
 

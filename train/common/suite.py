@@ -33,6 +33,11 @@ _FAMILY_FIELDS = {f.name for f in fields(terrain_pkg.FamilyConfig)} - {
     "size", "resolution", "family", "num_levels"}
 
 
+#: what a refusal of an edited suite adds: the call that runs part of one
+_SLICE = ("; to run part of a suite, slice it with SuiteSpec.select(families=, levels=, worlds=, "
+          "pairs=, tasks=), which keeps every task on its own map")
+
+
 @dataclass(frozen=True)
 class SuiteSpec:
     """An evaluation suite (the fields of ``train/suites/<name>.json``).
@@ -75,6 +80,9 @@ class SuiteSpec:
         reference: the privileged reference's run (``{"policy", "privileged", "success_rate",
             "note"}``; :mod:`train.reference`), whose per-task outcome each stored task keeps
             as ``"reference": {"end_reason", "steps"}``; None where there is none.
+        subset: the tasks to run, as indices into the suite's task order (family, level,
+            world, pair; None: all): a slice (:meth:`select`). The grid, and so every map and
+            its seed, stays the whole suite's: a task runs on its own map in a slice too.
     """
 
     name: str = "offroad-bench-v0"
@@ -105,6 +113,7 @@ class SuiteSpec:
     chunk_tasks: int | None = None
     chunk_threads: int = 1
     reference: dict | None = field(default=None, compare=False, repr=False)
+    subset: tuple[int, ...] | None = None
 
     def __post_init__(self):
         for name in ("num_levels", "worlds", "pairs"):
@@ -138,7 +147,7 @@ class SuiteSpec:
             if fam not in self.families or not isinstance(own, dict) or not set(own) <= set(
                     _PER_FAMILY):
                 raise ValueError(f"suite {self.name}: per_family[{fam!r}] must be a family of "
-                                 f"the suite with some of {_PER_FAMILY}, got {own!r}")
+                                 f"the suite with some of {_PER_FAMILY}, got {own!r}{_SLICE}")
         if self.obs_terms is not None:
             try:
                 check_obs_terms(tuple(self.obs_terms))
@@ -150,7 +159,15 @@ class SuiteSpec:
                 got = sum(1 for t in self.tasks if t.get("family") == fam)
                 if got != want:
                     raise ValueError(f"suite {self.name}: {got} stored tasks of family "
-                                     f"{fam!r}; levels x worlds x pairs = {want}")
+                                     f"{fam!r}; levels x worlds x pairs = {want}{_SLICE}")
+        if self.subset is not None:
+            ids = tuple(self.subset)
+            if (not ids or any(not isinstance(i, int) or isinstance(i, bool) for i in ids)
+                    or list(ids) != sorted(set(ids)) or ids[0] < 0
+                    or ids[-1] >= self.grid_tasks):
+                raise ValueError(f"suite {self.name}: subset must be distinct task indices in "
+                                 f"increasing order within [0, {self.grid_tasks}), got "
+                                 f"{self.subset!r}")
         self.levels  # the families' config is checked where the spec enters
 
     def _family_config(self, size, resolution) -> terrain_pkg.FamilyConfig:
@@ -178,6 +195,7 @@ class SuiteSpec:
         ``per_family``. A suite without them is its own single group."""
         if not self.per_family:
             return [self]
+        per = self.num_levels * self.worlds * self.pairs
         out: dict[tuple, list[str]] = {}
         for fam in self.families:
             own = self.per_family.get(fam, {})
@@ -185,9 +203,17 @@ class SuiteSpec:
                    tuple(own.get("resolution", self.resolution)),
                    own.get("max_start_slope_deg", self.max_start_slope_deg))
             out.setdefault(key, []).append(fam)
-        return [replace(self, families=tuple(fams), size=size, resolution=res,
-                        max_start_slope_deg=slope, per_family={})
-                for (size, res, slope), fams in out.items()]
+        groups = []
+        for (size, res, slope), fams in out.items():
+            subset = None
+            if self.subset is not None:  # the slice's tasks, as indices of the group's own
+                subset = tuple(fams.index(self.families[t // per]) * per + t % per
+                               for t in self.subset if self.families[t // per] in fams)
+                if not subset:
+                    continue
+            groups.append(replace(self, families=tuple(fams), size=size, resolution=res,
+                                  max_start_slope_deg=slope, per_family={}, subset=subset))
+        return groups
 
     def on_one_grid(self) -> "SuiteSpec":
         """The suite with every family on one map grid: the finest resolution and the largest
@@ -200,8 +226,62 @@ class SuiteSpec:
         return replace(self, size=size, resolution=res, per_family={})
 
     @property
-    def num_tasks(self) -> int:
+    def grid_tasks(self) -> int:
+        """Every task of the grid: families x levels x worlds x pairs."""
         return len(self.families) * self.num_levels * self.worlds * self.pairs
+
+    @property
+    def num_tasks(self) -> int:
+        """The tasks a run runs: the grid's, or the slice's (:attr:`subset`)."""
+        return self.grid_tasks if self.subset is None else len(self.subset)
+
+    def task_ids(self) -> np.ndarray:
+        """The indices of the tasks a run runs, in the suite's task order ``(T,)``."""
+        return (np.arange(self.grid_tasks) if self.subset is None
+                else np.asarray(self.subset, dtype=np.int64))
+
+    def select(self, families=None, levels=None, worlds=None, pairs=None,
+               tasks=None) -> "SuiteSpec":
+        """A slice of the suite: the tasks whose family is in ``families`` (names), level in
+        ``levels``, world in ``worlds`` and pair in ``pairs`` (each None: all), and, given
+        ``tasks``, whose index (in the suite's task order: family, level, world, pair; the
+        order of ``bench.json``'s ``per_task``) is in it. Every task keeps its own map and its
+        stored start and goal; the results report the slice's tasks (their counts and Wilson
+        intervals say how few). ValueError naming what the suite has, for a value it has not,
+        or an empty slice."""
+        L, W, P = self.num_levels, self.worlds, self.pairs
+        fam = np.repeat(np.arange(len(self.families)), L * W * P)
+        lev = np.tile(np.repeat(np.arange(L), W * P), len(self.families))
+        wor = np.tile(np.repeat(np.arange(W), P), len(self.families) * L)
+        pai = np.tile(np.arange(P), len(self.families) * L * W)
+        keep = np.ones(self.grid_tasks, dtype=bool)
+        if self.subset is not None:
+            keep[:] = False
+            keep[list(self.subset)] = True
+        for name, have, vals, col in (("families", self.families, families, fam),
+                                      ("levels", range(L), levels, lev),
+                                      ("worlds", range(W), worlds, wor),
+                                      ("pairs", range(P), pairs, pai)):
+            if vals is None:
+                continue
+            vals = [vals] if isinstance(vals, (str, int)) else list(vals)
+            bad = [v for v in vals if v not in have]
+            if bad or not vals:
+                raise ValueError(f"suite {self.name}: {name} {bad or vals!r} not in the suite; "
+                                 f"it has {list(have)}")
+            idx = [list(have).index(v) for v in vals]
+            keep &= np.isin(col, idx)
+        if tasks is not None:
+            ids = np.asarray(list(tasks), dtype=np.int64)
+            if ids.size == 0 or ids.min() < 0 or ids.max() >= self.grid_tasks:
+                raise ValueError(f"suite {self.name}: tasks must be indices within "
+                                 f"[0, {self.grid_tasks}), got {list(tasks)!r}")
+            mask = np.zeros(self.grid_tasks, dtype=bool)
+            mask[ids] = True
+            keep &= mask
+        if not keep.any():
+            raise ValueError(f"suite {self.name}: the slice holds no task")
+        return replace(self, subset=tuple(int(i) for i in np.flatnonzero(keep)))
 
     def chunks(self) -> list[tuple[int, int, int]]:
         """The fixed chunks of a run: ``(group, first task, end task)`` (tasks counted within
@@ -246,7 +326,7 @@ def suite_tasks(spec: SuiteSpec, maps: terrain_pkg.HeightMap,
     :mod:`train.suite_starts`; default ``spec.pairs``)."""
     lv = spec.levels
     if spec.tasks is not None:
-        return _stored_tasks(spec, lv)
+        return _sliced(spec, _stored_tasks(spec, lv))
     x0, x1, y0, y1 = maps.bounds
     m = spec.margin
     tan_max = math.tan(math.radians(spec.max_start_slope_deg))
@@ -279,7 +359,17 @@ def suite_tasks(spec: SuiteSpec, maps: terrain_pkg.HeightMap,
                     out["family"].append(fi)
                     out["level"].append(level)
                     out["world"].append(w)
-    return {k: np.asarray(v) for k, v in out.items()}
+    return _sliced(spec, {k: np.asarray(v) for k, v in out.items()})
+
+
+def _sliced(spec: SuiteSpec, tasks: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``tasks`` (every task of the grid, in order) with the suite's task index ``task``
+    added, cut to the slice's (:attr:`SuiteSpec.subset`)."""
+    tasks["task"] = np.arange(len(tasks["map_index"]))
+    if spec.subset is None:
+        return tasks
+    ids = spec.task_ids()
+    return {k: v[ids] for k, v in tasks.items()}
 
 
 def _stored_tasks(spec: SuiteSpec, lv) -> dict[str, np.ndarray]:

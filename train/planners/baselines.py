@@ -38,11 +38,25 @@ DRIVEN = ("unicycle", "skid_steer", "rigid_body")
 BIAS_UNTIL = 3.0
 
 
+#: how an env gets each observation term a baseline reads
+TERM_SOURCES = {
+    "goal": "a navigation task ('nav', 'nav_rough' or 'traverse', whose obs_terms hold 'goal')",
+    "height_scan": "height_scan=HeightScanConfig() (offroad_env.HeightScanConfig; the name in "
+                   "obs_terms alone is refused)",
+    "stability": "'stability' in obs_terms",
+}
+
+
 def _layout(env, *terms: str, who: str) -> dict[str, tuple[int, int]]:
+    """``{term: (start, stop)}`` of the env's observation; ValueError naming every term of
+    ``terms`` it lacks and how to get each."""
     layout = {name: (a, b) for name, a, b in env.unwrapped.obs_layout}
-    for term in terms:
-        if term not in layout:
-            raise ValueError(f"the {who} needs the {term!r} observation term (a nav task)")
+    missing = [t for t in terms if t not in layout]
+    if missing:
+        raise ValueError(
+            f"the {who} reads the observation terms {list(terms)}; this env lacks {missing}: "
+            + "; ".join(f"{t}: {TERM_SOURCES[t]}" for t in missing)
+            + ". OffroadTraverse-v1 (make_config('traverse')) has them all")
     return layout
 
 
