@@ -171,10 +171,12 @@ def cmd_preview(args) -> int:
 
 
 def urdf_vehicle_spec(args) -> str:
-    """``--vehicle`` with the URDF options (``--wheels``, ``--wheel-radius``, ``--package-dir``)
-    joined on as :func:`offroad_env.physics.vehicle.preset` reads them."""
+    """``--vehicle`` with the URDF options (``--wheels``, ``--wheel-radius``, ``--package-dir``,
+    ``--base``) joined on as :func:`offroad_env.physics.vehicle.preset` reads them (the
+    ``file.urdf?base=...`` form a config keeps)."""
     opts = [(k, v) for k, v in (("wheels", args.wheels), ("wheel_radius", args.wheel_radius),
-                                ("package_dir", args.package_dir)) if v is not None]
+                                ("package_dir", args.package_dir), ("base", args.base))
+            if v is not None]
     if not opts:
         return args.vehicle
     if not args.vehicle.lower().endswith(".urdf"):
@@ -193,6 +195,13 @@ def add_urdf_options(parser) -> None:
                              "the file's")
     parser.add_argument("--package-dir", default=None, metavar="DIR",
                         help="the folder a .urdf's package:// mesh paths resolve in")
+    parser.add_argument("--base", default=None, metavar="LINK",
+                        help="the .urdf link that is the vehicle's base (default base_link; "
+                             "in Python: 'robot.urdf?base=LINK')")
+    parser.add_argument("--max-substep", type=float, default=None, metavar="S",
+                        help="the physical model's longest substep [s] (RigidBodyParams."
+                             "max_substep; default: 12.5 ms, or half the stable limit of a "
+                             "vehicle that needs less)")
 
 
 def cmd_demo(args) -> int:
@@ -208,7 +217,7 @@ def cmd_demo(args) -> int:
                           terrain_spec=args.terrain, vehicle=urdf_vehicle_spec(args),
                           dynamics=args.dynamics, ground=args.ground, plots=not args.no_plots,
                           duration=args.duration, animation_s=args.animation_s,
-                          start=args.start)
+                          start=args.start, max_substep=args.max_substep)
     except (ValueError, ImportError, OSError) as exc:
         raise CliError(str(exc)) from None
     demo.print_report(report, out)

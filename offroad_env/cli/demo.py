@@ -35,6 +35,8 @@ import terrain
 from offroad_env.physics.dynamics import AckermannParams, UnicycleParams
 from offroad_env.sim.config import GROUND_METHODS, SimConfig
 from offroad_env.physics.ground import place
+from offroad_env.physics.models import model_class
+from offroad_env.physics.models.ground_following import GroundFollowing
 from offroad_env.sim.simulator import Simulator
 from offroad_env.task.task import EndReason
 from offroad_env.physics.vehicle import preset
@@ -88,13 +90,15 @@ def seed_commands(dt: float, t_end: float, wheel_base: float, speed: float = 2.0
 
 def drive(hm: terrain.HeightMap, vehicle: str = "husky", dynamics: str = "ackermann",
           ground: str = "four_wheel", dt: float = 0.01, t_end: float = 30.0,
-          speed: float = 2.0, start: tuple[float, float, float] | None = None) -> dict:
+          speed: float = 2.0, start: tuple[float, float, float] | None = None,
+          max_substep: float | None = None) -> dict:
     """Drive the seed's manoeuvre through :class:`Simulator` (N = 1, float64) and log it.
 
     ``start``: the world rear-axle pose ``(x, y, yaw)`` [m, m, rad] to start from; by default
     the map's centre, heading +x (the seed's origin on its map). A start off the map raises
     ValueError naming it and the map's bounds. Everything logged is in world coordinates
-    (the simulator's frame is moved back by its origin).
+    (the simulator's frame is moved back by its origin). ``max_substep``: the physical
+    model's (``RigidBodyParams.max_substep``; None: its default).
 
     The commands are mapped per dynamics model: Ackermann gets the speed and steering rate
     (the seed's input); unicycle the speed and the Ackermann yaw rate; skid-steer the left and
@@ -107,6 +111,8 @@ def drive(hm: terrain.HeightMap, vehicle: str = "husky", dynamics: str = "ackerm
     params = {"ackermann": AckermannParams(wheel_base=veh.wheel_base, max_steer=SEED_MAX_STEER,
                                            max_steer_rate=2.0, integrator="exact"),
               "unicycle": UnicycleParams(integrator="exact")}.get(dynamics)
+    if max_substep is not None:
+        params = _with_max_substep(dynamics, max_substep)
     cfg = SimConfig(vehicle=vehicle, dt=dt, dynamics=dynamics, ground=ground, heightmap=hm,
                     max_speed=speed, max_yaw_rate=max(1.0, float(np.abs(w).max())),
                     dynamics_params=params,
@@ -152,6 +158,15 @@ def drive(hm: terrain.HeightMap, vehicle: str = "husky", dynamics: str = "ackerm
     return {k: np.asarray(val) for k, val in log.items()}
 
 
+def _with_max_substep(dynamics: str, max_substep: float):
+    """The physical model's parameters with ``max_substep`` (ValueError for another model)."""
+    if dynamics != "rigid_body":
+        raise ValueError(f"--max-substep is the physical model's (dynamics rigid_body), not "
+                         f"{dynamics}'s")
+    from offroad_env.physics.rigid_params import RigidBodyParams
+    return RigidBodyParams(max_substep=max_substep)
+
+
 def summarise(log: dict) -> dict:
     """The seed's summary of a drive log (the path length of base_link, as the seed)."""
     step = np.hypot(np.diff(log["x"]), np.diff(log["y"]))
@@ -186,7 +201,7 @@ def load_terrain(spec: str, seed: int) -> tuple[terrain.HeightMap, str]:
 def run(out: Path, seed: int = 0, envs: int = 256, steps: int = 200, terrain_spec: str = "peaks",
         vehicle: str = "husky", dynamics: str = "ackermann", ground: str = "four_wheel",
         plots: bool = True, duration: float = 30.0, animation_s: float = 10.0,
-        start: tuple[float, ...] | None = None) -> dict:
+        start: tuple[float, ...] | None = None, max_substep: float | None = None) -> dict:
     """Run the main job, writing into ``out``; returns the report (also ``report.json``).
 
     ``start``: the drive's world start ``(x, y)`` or ``(x, y, yaw)`` [m, m, rad]; default the
@@ -228,13 +243,24 @@ def run(out: Path, seed: int = 0, envs: int = 256, steps: int = 200, terrain_spe
     stats["source"] = origin
     (out / "terrain_stats.json").write_text(json.dumps(stats, indent=2) + "\n")
     report["terrain"] = stats
-    # 2. the seed's drive, with the chosen method and the other one for comparison
-    other = [g for g in GROUND_METHODS if g != ground][0]
+    # 2. the seed's drive: a model that follows the ground with the chosen placement and the
+    # other one for comparison; a model that places itself (the physical model) once, under
+    # its own name (it reads no ground method)
     start = start if start is not None else (*hm.center, 0.0)
     report["options"]["start"] = list(start)
-    log = drive(hm, vehicle, dynamics, ground, t_end=duration, start=start)
-    log_other = drive(hm, vehicle, dynamics, other, t_end=duration, start=start)
-    report["drive"] = {ground: summarise(log), other: summarise(log_other)}
+    if max_substep is not None:
+        _with_max_substep(dynamics, max_substep)  # refused before any work
+        report["options"]["max_substep"] = max_substep
+    log = drive(hm, vehicle, dynamics, ground, t_end=duration, start=start,
+                max_substep=max_substep)
+    if issubclass(model_class(dynamics), GroundFollowing):
+        other = [g for g in GROUND_METHODS if g != ground][0]
+        log_other = drive(hm, vehicle, dynamics, other, t_end=duration, start=start,
+                          max_substep=max_substep)
+        report["drive"] = {ground: summarise(log), other: summarise(log_other)}
+    else:
+        report["options"]["ground"] = f"not used: {dynamics} places itself"
+        report["drive"] = {dynamics: summarise(log)}
     if (terrain_spec, vehicle, dynamics, duration) == ("peaks", "husky", "ackermann", 30.0):
         report["drive"]["seed published"] = SEED_SUMMARY
     write_log(log, out / "drive.csv")
@@ -252,7 +278,9 @@ def run(out: Path, seed: int = 0, envs: int = 256, steps: int = 200, terrain_spe
     # the map and the model the drive had: every part simulates what it was given
     env = OffroadVectorEnv(num_envs=envs, max_episode_steps=100, render_mode="rgb_array",
                            vehicle=vehicle, dynamics=dynamics, ground=ground,
-                           heightmap=hm.to(dtype=torch.float32))
+                           heightmap=hm.to(dtype=torch.float32),
+                           dynamics_params=None if max_substep is None
+                           else _with_max_substep(dynamics, max_substep))
     env.reset(seed=seed)
     g = torch.Generator().manual_seed(seed)
     ends = {r.label: 0 for r in EndReason if r != EndReason.NONE}
@@ -353,21 +381,25 @@ def print_report(report: dict, out: Path) -> None:
     o = report["options"]
     print(f"\nThe seed's drive ({o['vehicle']}, {o['dynamics']}, 2 m/s, steering rate "
           f"0.5 sin(2 pi 0.15 t) rad/s, {o['duration']:g} s):")
-    cols = list(report["drive"])
-    print("  " + " " * 22 + "".join(f"{c:>17s}" for c in cols))
-    for key, label, fmt in (("duration_s", "duration [s]", "17.2f"),
-                            ("distance_m", "distance [m]", "17.4f"),
-                            ("max_roll_deg", "max roll [deg]", "17.3f"),
-                            ("max_pitch_deg", "max pitch [deg]", "17.3f")):
-        print(f"  {label:22s}" + "".join(format(report['drive'][c][key], fmt) for c in cols))
-    print(f"  {'z range [m]':22s}" + "".join(
-        format(f"{report['drive'][c]['z_range_m'][0]:.5g}..{report['drive'][c]['z_range_m'][1]:.5g}",
-               ">17s") for c in cols))
-    print(f"  {'steps off the map':22s}" + "".join(
-        f"{report['drive'][c]['off_map_steps']:17d}" for c in cols[:2]))
-    if "seed published" in report["drive"]:
+    d = report["drive"]
+    cols = list(d)
+    rows = [("duration [s]", [f"{d[c]['duration_s']:.2f}" for c in cols]),
+            ("distance [m]", [f"{d[c]['distance_m']:.4f}" for c in cols]),
+            ("max roll [deg]", [f"{d[c]['max_roll_deg']:.3f}" for c in cols]),
+            ("max pitch [deg]", [f"{d[c]['max_pitch_deg']:.3f}" for c in cols]),
+            ("z range [m]", [f"{d[c]['z_range_m'][0]:.5g} .. {d[c]['z_range_m'][1]:.5g}"
+                             for c in cols]),
+            ("steps off the map", [str(d[c]["off_map_steps"]) if "off_map_steps" in d[c]
+                                   else "-" for c in cols])]
+    # every column as wide as its widest cell, two spaces apart: the cells never run together
+    width = [max(len(c), *(len(r[1][j]) for r in rows)) + 2 for j, c in enumerate(cols)]
+    print("  " + " " * 22 + "".join(f"{c:>{w}s}" for c, w in zip(cols, width)))
+    for label, cells in rows:
+        print(f"  {label:22s}" + "".join(f"{v:>{w}s}" for v, w in zip(cells, width)))
+    if "seed published" in d:
         print("  (the seed's terrain is peaks(201), imgaussfilt(., 3) x 0.4, written with "
-              "zScale 1; its steering is held at pi/4; README: how the example was identified)")
+              "zScale 1; its steering is held at pi/4; how the example was identified: "
+              "docs/guides/getting-started.md)")
     e = report["env"]
     print(f"\nOffroadNav-v1, {e['num_envs']} vehicles x {e['steps']} steps, random policy: "
           f"{e['env_steps_per_s']:,.0f} env-steps/s; episode ends: {e['episode_ends']}")

@@ -14,7 +14,8 @@ from .constants import GRAVITY
 from .vehicle import Vehicle
 
 __all__ = ["RigidBodyParams", "STEERINGS", "for_vehicle", "Suspension", "suspension", "static_loads",
-           "stable_substep", "chassis_points", "inertia_tensor", "check_stable", "substeps"]
+           "stable_substep", "chassis_points", "inertia_tensor", "check_stable", "substeps",
+           "stable_default"]
 
 BELLY_ROWS = 7  #: belly samples along x (two rows of them): the axles' span in 6 intervals
 
@@ -250,12 +251,36 @@ def inertia_tensor(vehicle: Vehicle, p: RigidBodyParams) -> tuple:
 
 def check_stable(vehicle: Vehicle, p: RigidBodyParams, gravity: float = GRAVITY) -> None:
     """Refuse a parameter set whose substep (``max_substep``) is past the stable range of the
-    stiffest contact mode (:func:`stable_substep`): ValueError naming both."""
+    stiffest contact mode (:func:`stable_substep`): ValueError naming both and where to set it
+    (``RigidBodyParams(max_substep=...)``; ``--max-substep`` on the command line)."""
     limit = stable_substep(vehicle, p, gravity)
     if p.max_substep > limit:
         raise ValueError(f"max_substep {p.max_substep:g} s is unstable for {vehicle.name} with "
                          f"these suspension and chassis figures: the stable range is "
-                         f"max_substep <= {limit:.4g} s (or soften the bump stop / chassis)")
+                         f"max_substep <= {limit:.4g} s; give a smaller one "
+                         f"(dynamics_params=RigidBodyParams(max_substep={limit / 2:.4g}), or "
+                         f"--max-substep {limit / 2:.4g} on the command line), leave it at its "
+                         "default to have it chosen, or soften the bump stop / chassis")
+
+
+def stable_default(vehicle: Vehicle, p: RigidBodyParams, gravity: float = GRAVITY,
+                   ) -> RigidBodyParams:
+    """``p``, or where its ``max_substep`` is the default and past ``vehicle``'s stable range
+    (a small, stiff robot), ``p`` with half the stable limit (the default is half the Husky's),
+    with a warning that says so. A ``max_substep`` you chose is left to :func:`check_stable`."""
+    default = RigidBodyParams.__dataclass_fields__["max_substep"].default
+    if p.max_substep != default:
+        return p
+    limit = stable_substep(vehicle, p, gravity)
+    if default <= limit:
+        return p
+    import warnings
+    chosen = limit / 2
+    warnings.warn(f"{vehicle.name}: the default max_substep {default:g} s is past its stable "
+                  f"range (<= {limit:.4g} s, from its suspension and chassis figures); using "
+                  f"{chosen:.4g} s, half of it, as the default is for the Husky (set "
+                  "RigidBodyParams(max_substep=...) or --max-substep to choose)", stacklevel=4)
+    return replace(p, max_substep=chosen)
 
 
 def substeps(dt: float, p: RigidBodyParams) -> int:

@@ -82,7 +82,9 @@ def urdf_vehicle_fields(path, wheels=None, base: str = "base_link", name: str | 
     joints = root.findall("joint")
     if base not in links:
         raise URDFError(f"{path}: no link {base!r}; links: {sorted(links)[:12]}; name the "
-                        "vehicle's base link with base=NAME")
+                        "vehicle's base link: base=NAME (Vehicle.from_urdf), "
+                        "'robot.urdf?base=NAME' (a config's vehicle) or --base NAME (the "
+                        "command line)")
     # each link's pose in base, walking joints from the base (parents before children)
     pose = {base: (np.eye(3), np.zeros(3))}
     children: dict[str, list] = {}
@@ -199,11 +201,25 @@ def urdf_vehicle_fields(path, wheels=None, base: str = "base_link", name: str | 
     # a passive swivel wheel named as one is a caster, not a wheel (its radius is its own)
     picked = [j for j in picked if not named_caster(j.get("name"), j.find("child").get("link"))]
     wheel_links = {j.find("child").get("link") for j in picked}
+    # casters: named ones, and by geometry: a sphere or a cylinder (not on a drive wheel, as a
+    # hubcap is) whose lowest point lies on the wheels' contact plane ahead of or behind
+    # their axle (checked below), whatever its joints (a caster wheel under fixed joints)
+    parent = {j.find("child").get("link"): j.find("parent").get("link") for j in joints}
+
+    def on_a_wheel(n):
+        while n in parent:
+            if n in wheel_links:
+                return True
+            n = parent[n]
+        return False
+
     caster_links = [n for n in pose if n != base and n not in wheel_links and n in links
-                    and links[n].find("collision") is not None
-                    and (named_caster(n) or links[n].find("collision/geometry/sphere")
-                         is not None)]
-    if len(picked) < 3 and not (len(picked) >= 2 and caster_links):
+                    and links[n].find("collision") is not None and not on_a_wheel(n)
+                    and (named_caster(n) or any(
+                        links[n].find(f"collision/geometry/{g}") is not None
+                        for g in ("sphere", "cylinder")))]
+    def too_few() -> URDFError:
+        """The refusal of a robot with fewer than three contacts (wheels and casters)."""
         names = [j.get("name") for j in picked]
         spinning = [j.get("name") for j in joints if j.get("type") in ("continuous", "revolute")]
         tracked = [n for n in links if any(k in (n or "").lower() for k in TRACK_WORDS)]
@@ -215,11 +231,24 @@ def urdf_vehicle_fields(path, wheels=None, base: str = "base_link", name: str | 
                             "a set of wheel contacts). Drive it as a skid-steer vehicle on its "
                             "road wheels: wheels=[...] naming them and wheel_radius=R (the "
                             "CLI's --wheels and --wheel-radius), with dynamics='skid_steer'")
-        raise URDFError(f"{path}: found {len(picked)} wheel(s) {names} (continuous joints with "
+        return URDFError(f"{path}: found {len(picked)} wheel(s) {names} (continuous joints with "
                         "a collision cylinder about their axis); a vehicle needs three or more"
                         + ("; name the wheel joints with wheels=[...] (the CLI's --wheels), "
                            "and give wheel_radius=R (--wheel-radius) where they are meshes"
                            if wheels is None else ""))
+
+    if len(picked) < 3 and not (len(picked) >= 2 and caster_links):
+        raise too_few()
+    rollers = sorted({j.get("name") for j in picked if any(
+        k in " ".join([j.get("name") or "", j.find("child").get("link") or ""]
+                      + [m.get("filename") or "" for m in links.get(
+                          j.find("child").get("link"), ET.Element("l")).iter("mesh")]).lower()
+        for k in ("mecanum", "omni"))})
+    if rollers:
+        import warnings
+        warnings.warn(f"{path}: wheels {rollers} are named as mecanum or omni wheels; they are "
+                      "modelled as ordinary wheels of a skid-steer vehicle (no rollers: no "
+                      "sideways drive, full lateral grip)", stacklevel=2)
     hubs, radii, widths, spins, efforts = [], [], [], [], []
     for j in picked:
         lim = j.find("limit")
@@ -270,20 +299,34 @@ def urdf_vehicle_fields(path, wheels=None, base: str = "base_link", name: str | 
     # casters: a contact each at the lowest point of its collision geometry, on the wheels'
     # ground plane (hub height - radius); one far above that plane is not on the ground
     ground_z = float(hubs[:, 2].mean()) - radii[0]
-    cast = []
-    for n in caster_links:
-        low = lowest_point(links[n], pose[n], path)
-        if low is None:
-            continue
+    x_axle_drive = float(hubs[:, 0].mean())
+    y_mid, half_track = float(hubs[:, 1].mean()), 0.5 * float(np.ptp(hubs[:, 1]))
+    cast, taken = [], []
+    lows = {n: lowest_point(links[n], pose[n], path) for n in caster_links}
+    for n in sorted((n for n in caster_links if lows[n] is not None),
+                    key=lambda n: (not named_caster(n), float(lows[n][2]))):
+        low = lows[n]
         gap = float(low[2] - ground_z)
-        if abs(gap) > max(0.02, 0.3 * radii[0]) and not named_caster(n):
-            continue  # a sphere elsewhere (a sensor dome), not a caster
+        if not named_caster(n) and (abs(gap) > max(0.005, 0.05 * radii[0]) if
+                                    links[n].find("collision/geometry/sphere") is None
+                                    else abs(gap) > max(0.02, 0.3 * radii[0])):
+            continue  # a sphere or cylinder off the ground (a sensor dome, a lidar)
+        if not named_caster(n) and abs(float(low[0]) - x_axle_drive) < 0.5 * radii[0]:
+            continue  # in line with the drive wheels: not a caster ahead or behind
+        if (not named_caster(n) and links[n].find("collision/geometry/sphere") is None
+                and abs(float(low[1]) - y_mid) > half_track - radii[0]):
+            continue  # a cylinder out at the track (a fixed wheel), not a caster between
+        if any(np.hypot(*(low[:2] - q)) < 0.5 * radii[0] for q in taken):
+            continue  # a part of a caster already found (its hubcap, its fork)
+        taken.append(np.asarray(low[:2], dtype=float))
         if abs(gap) > max(0.005, 0.05 * radii[0]):
             import warnings
             warnings.warn(f"{path}: caster {n!r}'s lowest point lies {gap:+.4f} m from the "
                           "wheels' contact plane; the vehicle puts its contact on that plane",
                           stacklevel=2)
         cast.append(np.array([low[0], low[1], hubs[:, 2].mean()]))
+    if len(picked) + len(cast) < 3:
+        raise too_few()
     is_caster = np.array([False] * len(hubs) + [True] * len(cast))
     if cast:
         hubs = np.vstack([hubs, np.array(cast)])

@@ -48,7 +48,7 @@ SIM_FIELDS = ("vehicle", "dynamics", "ground", "dt", "max_speed", "max_yaw_rate"
               "num_maps", "terrain_seed", "gravity", "action_repeat", "nan_action", "obs_terms")
 #: the vehicle models' parameters offered as options (``--integrator``, ``--substeps``): they
 #: go into ``dynamics_params`` of the run's model, which must have them
-MODEL_FIELDS = {"integrator": str, "substeps": int}
+MODEL_FIELDS = {"integrator": str, "substeps": int, "max_substep": float}
 TASK_FIELDS = ("goal_distance", "goal_radius", "spawn_margin", "start_heading_spread", "tip_rule",
                "tip_hold_time", "max_start_slope_deg")
 
@@ -65,6 +65,10 @@ def add_env_arguments(parser) -> None:
     g.add_argument("--substeps", dest="env.sim.substeps", type=int, default=None,
                    metavar="SUBSTEPS", help="the skid-steer model's substeps a step "
                                             "(SkidSteerParams; default 5)")
+    g.add_argument("--max-substep", dest="env.sim.max_substep", type=float, default=None,
+                   metavar="S", help="the physical model's longest substep [s] "
+                                     "(RigidBodyParams; default 12.5 ms, or half the stable "
+                                     "limit of a vehicle that needs less)")
     add_config_options(g, TaskConfig, prefix="task-", dest_prefix="env.task.", only=TASK_FIELDS,
                        choices={"tip_rule": list(TIP_RULES)})
     add_config_options(g, RewardWeights, prefix="reward-", dest_prefix="env.reward.")

@@ -58,7 +58,7 @@ from ..ground import place
 from ..ground.contact import assemble
 from ..rigid_body import RigidBodyState, make_layout, rigid_body_step
 from ..rest import settle
-from ..rigid_params import RigidBodyParams, check_stable, for_vehicle
+from ..rigid_params import RigidBodyParams, check_stable, for_vehicle, stable_default
 from terrain.materials import HARD, material_at
 
 from ..soil import inverse_table
@@ -92,7 +92,8 @@ class RigidBody(VehicleModel):
 
     def __init__(self, cfg, vehicle):
         super().__init__(cfg, vehicle)
-        self._params = p = for_vehicle(super().params, vehicle, cfg.gravity)
+        p = for_vehicle(super().params, vehicle, cfg.gravity)
+        self._params = p = stable_default(vehicle, p, cfg.gravity)
         check_stable(vehicle, p, cfg.gravity)  # refused here, where the parameters enter
         if p.soil is not None:
             check_tyre_width(vehicle)
