@@ -62,3 +62,25 @@ def test_a_gif_made_from_other_inputs_is_stale(tmp_path, monkeypatch, capsys):
     assert "ditches-5.gif missing" in out
     assert "2 of" in out
     assert "boulders-0.gif" not in out
+
+
+def test_the_custom_task_guide_lists_every_field_a_term_can_read():
+    """The third trial: a user needed help() to find the state and contact fields."""
+    import dataclasses
+    from pathlib import Path
+
+    from offroad_env.core.sensors import SENSORS
+    from offroad_env.core.state import CORE_FIELDS
+    from offroad_env.physics.ground import GroundContact
+    from offroad_env.physics.models import MODELS
+    from offroad_env.task.rewards import StepContext
+    from offroad_env.task.task import TASK_FIELDS
+
+    text = (Path(__file__).parents[1] / "docs" / "guides" / "custom-task.md").read_text()
+    names = set(CORE_FIELDS) | set(TASK_FIELDS) | set(StepContext._fields)
+    names |= {f for s in SENSORS.values() for f in s.fields}
+    names |= {f for m in MODELS.values() for f in m.fields}
+    names |= {f.name for f in dataclasses.fields(GroundContact)}
+    names |= {n for n, v in vars(GroundContact).items() if isinstance(v, property)}
+    missing = sorted(n for n in names if f"`{n}`" not in text)
+    assert missing == [], missing

@@ -318,3 +318,24 @@ def test_a_term_recorded_under_a_0_1_module_path_loads_from_where_it_moved():
         # (two old modules are now the packages of their layers)
         assert importlib.util.find_spec(old) is None or old in ("offroad_env.sim",
                                                                 "offroad_env.cli"), old
+
+
+def test_an_allowed_term_module_in_the_working_directory_loads_from_a_console_script(
+        tmp_path, monkeypatch):
+    """The third trial: --allow-module needed PYTHONPATH from the offroad-env script (its own
+    folder is first on sys.path, not the working directory); the refusal named the Python
+    keyword only."""
+    import sys
+
+    from offroad_env.task.term_paths import load_term
+
+    (tmp_path / "trial_terms_mod.py").write_text("def bonus(ctx):\n    return 1.0\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
+    with pytest.raises(ValueError, match=r"--allow-module trial_terms_mod on the command line"):
+        load_term("trial_terms_mod:bonus")
+    fn = load_term("trial_terms_mod:bonus", allow=("trial_terms_mod",))
+    assert fn(None) == 1.0 and str(tmp_path) not in sys.path
+    with pytest.raises(ModuleNotFoundError, match=r"neither on sys.path nor in the working "
+                                                  r"directory.*PYTHONPATH"):
+        load_term("no_such_terms_mod:f", allow=("no_such_terms_mod",))

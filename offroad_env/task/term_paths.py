@@ -87,6 +87,32 @@ def _script_path(qual: str) -> str | None:
     return f"{stem}:{qual}"
 
 
+def _import_allowed(mod: str):
+    """Import an allowed module; one not on ``sys.path`` is looked for in the working directory
+    too (a console script such as ``offroad-env`` puts its own folder first, not the working
+    directory, where ``python -m`` would find a user's module)."""
+    import os
+    import sys
+
+    try:
+        return importlib.import_module(mod)
+    except ModuleNotFoundError as exc:
+        if exc.name != mod.split(".")[0] or os.getcwd() in sys.path:
+            raise
+    sys.path.insert(0, os.getcwd())
+    try:
+        return importlib.import_module(mod)
+    except ModuleNotFoundError as exc:
+        if exc.name != mod.split(".")[0]:
+            raise
+        raise ModuleNotFoundError(f"module {mod!r} (an allowed term module) is neither on "
+                                  f"sys.path nor in the working directory {os.getcwd()}: run "
+                                  "from its folder or add that folder to PYTHONPATH",
+                                  name=mod) from None
+    finally:
+        sys.path.remove(os.getcwd())
+
+
 def load_term(path: str, allow: tuple[str, ...] = ()) -> Callable:
     """The function at ``path`` (``"module:qualname"``), importing its module only when the
     module or a package above it is in ``allow``; ValueError otherwise (importing runs code).
@@ -98,8 +124,9 @@ def load_term(path: str, allow: tuple[str, ...] = ()) -> Callable:
     top = [mod.split(".")[: i + 1] for i in range(mod.count(".") + 1)]
     if not any(".".join(p) in allow for p in top) and mod.split(".")[0] != "offroad_env":
         raise ValueError(f"term {path!r} needs module {mod!r} imported; importing runs its code, "
-                         f"so allow it explicitly (allow_modules=({mod!r},))")
-    obj = importlib.import_module(mod)
+                         f"so allow it explicitly: allow_modules=({mod!r},) in Python, "
+                         f"--allow-module {mod} on the command line")
+    obj = _import_allowed(mod)
     for part in qual.split("."):
         obj = getattr(obj, part)
     return obj
