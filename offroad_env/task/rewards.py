@@ -56,9 +56,9 @@ class RewardWeights:
             progress toward the goal; nav only). The end is a truncation, so a learner
             bootstraps through it as if the drive went on; a negative weight is what tells it
             that stalling short of the goal loses the episode (the suite counts it a failure).
-        fall: 1 on the step the episode ends in a hole (the body over one) or off the map's
-            edge: a fatal end, as a tip-over is, and by default the same cost (-10; the ids'
-            ``-v0`` versions kept it at 0, so falling cost nothing there).
+        fall: 1 on the step the episode ends in a hole or off the map (a fatal end).
+            By default it costs what a tip-over costs (-10); the ids' ``-v0`` versions kept it
+            at 0, so falling cost nothing there.
     """
 
     progress: float = 1.0
