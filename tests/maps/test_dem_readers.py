@@ -32,8 +32,12 @@ def _north_up() -> np.ndarray:
     return (1.0 + 0.5 * rng.integers(0, 31, size=(NY, NX))).astype(np.float32)
 
 
-def _tiff(path, data, *, transform=None, gdal_metadata=None, nodata=None):
-    keys = [1, 1, 0, 3, 1024, 0, 1, 1, 1025, 0, 1, 1, 3072, 0, 1, 32610]
+def _tiff(path, data, *, transform=None, gdal_metadata=None, nodata=None, raster=1, units=None,
+          compression=None):
+    keys = [1, 1, 0, 3, 1024, 0, 1, 1, 1025, 0, 1, raster, 3072, 0, 1, 32610]
+    if units is not None:
+        keys[3] += 1
+        keys += [4099, 0, 1, units]
     tags = [(34735, "H", len(keys), keys, False)]
     if transform is None:
         tags += [(33550, "d", 3, (RES, RES, 0.0), False),
@@ -44,7 +48,7 @@ def _tiff(path, data, *, transform=None, gdal_metadata=None, nodata=None):
         tags += [(42112, "s", 0, gdal_metadata, False)]
     if nodata is not None:
         tags += [(42113, "s", 0, str(nodata), False)]
-    tifffile.imwrite(path, data, extratags=tags)
+    tifffile.imwrite(path, data, extratags=tags, compression=compression)
     return path
 
 
@@ -213,6 +217,17 @@ def test_gdal_reads_every_file_here_as_the_builtin_reader_does(files, kind):
           terrain.load(files[kind], dtype=F64))
 
 
+@pytest.mark.parametrize("kw", [dict(nodata=-32768), dict(raster=2, units=9002, nodata=-32768),
+                                dict(compression="lzw", nodata=-32768), dict(units=9003)])
+def test_gdal_and_the_builtin_reader_agree_on_int16_dems_of_every_kind(tmp_path, kw):
+    """PixelIsArea and PixelIsPoint, feet and US survey feet, compressed, with nodata holes."""
+    pytest.importorskip("rasterio")
+    raw = (np.arange(NY * NX).reshape(NY, NX) * 3).astype(np.int16)
+    raw[2, 3] = -32768
+    path = _tiff(tmp_path / "dem.tif", raw, **kw)
+    _same(terrain.load(path, dtype=F64, reader="rasterio"), terrain.load(path, dtype=F64))
+
+
 def test_gdal_and_the_builtin_reader_agree_on_the_shipped_srtm_window():
     pytest.importorskip("rasterio")
     from offroad_env import data_file
@@ -223,3 +238,14 @@ def test_gdal_and_the_builtin_reader_agree_on_the_shipped_srtm_window():
     assert a.center == pytest.approx(b.center, abs=1e-6)
     assert np.array_equal(a.heights.numpy(), b.heights.numpy(), equal_nan=True)
     assert math.isclose(float(a.heights.nanmean()), float(b.heights.nanmean()))
+
+
+def test_reader_rasterio_without_rasterio_says_how_to_install_it(files, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "rasterio", None)  # an import of it fails
+    with pytest.raises(terrain.TerrainFileError, match=r"needs rasterio: pip install "
+                                                       r"'offroad-env\[geo\]'"):
+        terrain.load(files["original"], reader="rasterio")
+    with pytest.raises(terrain.TerrainFileError, match=r"reader='gdal': give one of"):
+        terrain.load(files["original"], reader="gdal")
