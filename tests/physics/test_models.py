@@ -158,7 +158,7 @@ def test_a_self_placing_plug_in_steps_is_observed_and_rewarded(lag_model):
 
 
 def test_the_simulator_names_no_model():
-    src = (Path(__file__).parents[2] / "offroad_env" / "sim.py").read_text()
+    src = (Path(__file__).parents[2] / "offroad_env" / "sim" / "simulator.py").read_text()
     for name in ("unicycle", "ackermann", "skid_steer", "four_wheel", "rigid_contact", NAME):
         assert name not in src, name
 
