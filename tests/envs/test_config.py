@@ -63,7 +63,7 @@ def test_a_task_config_passed_to_a_registered_id_replaces_only_its_task():
 
     from offroad_env import TaskConfig, make_config
     for env_id, name in offroad_env.ENV_IDS.items():
-        assert gym.spec(env_id).kwargs == {"task": name, "base_task": name}
+        assert gym.spec(env_id).kwargs == {"task": name, "base_task": name, "version": 1}
     ref = make_config("traverse")
     new_task = dataclasses.replace(ref.task, goal_radius=1.0)
     cfg = make_config(new_task, base_task="traverse")
