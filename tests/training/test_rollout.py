@@ -85,7 +85,7 @@ def test_rollout_and_baseline_options_are_parsed_and_refused_clearly():
         RolloutConfig(library="mine")
     env = _env()
     env.reset(seed=0)
-    with pytest.raises(ValueError, match="needs the 'height_scan' observation term"):
+    with pytest.raises(ValueError, match=r"lacks \['height_scan', 'stability'\]: height_scan: height_scan=HeightScanConfig\(\)"):
         baseline("rollout:library=default", env, 0)  # careful and physics read the scan
     with pytest.raises(ValueError, match="speed must be in"):
         baseline("heuristic:speed=2", env, 0)
