@@ -89,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "given; careful: with --suite only)")
     p.add_argument("--suite", default=None,
                    help="run an evaluation suite instead (e.g. offroad-bench-v0; see "
-                        "train/bench.py); --baselines adds random, heuristic and careful")
+                        "python -m train.bench); --baselines adds random, heuristic and careful")
     p.add_argument("--baselines", action="store_true",
                    help="also evaluate the random and heuristic policies on the same episodes")
     p.add_argument("--env-id", default=None, help="default: the checkpoint's")
