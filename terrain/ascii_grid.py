@@ -12,7 +12,7 @@ from ``crs=`` (``"geographic"``: degrees; ``"projected"``: metres). Without eith
 read in metres, except one whose cell size and corners look like degrees (a cell under 0.01
 and a lower-left corner within +-180 x +-90), which is refused naming both fixes: read as
 metres, a 1-arc-second SRTM tile would be 3.6 mm wide. Degrees become local metres as a
-geographic GeoTIFF's do (:func:`terrain.geotiff.metres_per_degree`). Heights are read as metres.
+geographic GeoTIFF's do (:func:`terrain.geotiff.geographic`). Heights are read as metres.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .geotiff import metres_per_degree
+from .geotiff import geographic
 
 __all__ = ["read_ascii_grid", "write_ascii_grid", "grid_units", "CRS_CHOICES", "prj_units"]
 
@@ -118,14 +118,7 @@ def read_ascii_grid(path, max_pixels, fail, crs=None) -> dict:
     kind, unit, said = grid_units(path, crs, corner, dx, dy, fail)
     x0, y0 = corner["x"], corner["y"]
     if kind == "geographic":
-        lat_c = y0 + 0.5 * (ny - 1) * dy
-        if not -85.0 < lat_c < 85.0:
-            raise fail(f"a geographic grid at latitude {lat_c:g} deg: too near a pole for the "
-                       "local equirectangular conversion; reproject it (e.g. to UTM)")
-        east, north = metres_per_degree(lat_c)
-        return {"heights": h, "resolution": (dx * east, dy * north), "origin": None,
-                "crs": f"geographic ({said}), converted to local metres at {lat_c:.5f} deg N, "
-                       f"{x0 + 0.5 * (nx - 1) * dx:.5f} deg E"}
+        return geographic(h, x0, y0, dx, dy, said, fail)
     return {"heights": h, "resolution": (dx * unit, dy * unit), "origin": (x0 * unit, y0 * unit),
             "crs": f"projected ({said})"}
 

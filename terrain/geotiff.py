@@ -36,7 +36,8 @@ import numpy as np
 
 from .placement import TerrainFileError
 
-__all__ = ["read_geotiff", "write_geotiff", "metres_per_degree", "gdal_band_metadata", "UNIT_TYPES"]
+__all__ = ["read_geotiff", "write_geotiff", "metres_per_degree", "gdal_band_metadata", "UNIT_TYPES",
+           "geographic"]
 
 _VERTICAL_UNITS = {9001: 1.0, 9002: 0.3048, 9003: 1200.0 / 3937.0}
 _DTYPES = (np.float32, np.float64, np.int16, np.uint16)
@@ -160,16 +161,27 @@ def _read_geotiff(path, max_pixels, fail) -> dict:
     h, y_first, ry = _ascending(h, 0, y0, -sy, ny)
     model = int(geo.get("GTModelTypeGeoKey", 1))
     if model == 2:  # geographic: degrees
-        lat_c = y_first + 0.5 * (ny - 1) * ry
-        if not -85.0 < lat_c < 85.0:
-            raise fail(f"a geographic raster at latitude {lat_c:g} deg: too near a pole for the "
-                       "local equirectangular conversion; reproject it (e.g. to UTM)")
-        east, north = metres_per_degree(lat_c)
-        crs = (f"geographic (EPSG {int(geo.get('GeographicTypeGeoKey', 4326))}), converted to "
-               f"local metres at {lat_c:.5f} deg N, {x_first + 0.5 * (nx - 1) * rx:.5f} deg E")
-        return {"heights": h, "resolution": (rx * east, ry * north), "origin": None, "crs": crs}
+        said = f"EPSG {int(geo.get('GeographicTypeGeoKey', 4326))}"
+        return geographic(h, x_first, y_first, rx, ry, said, fail)
     crs = f"projected (EPSG {int(geo.get('ProjectedCSTypeGeoKey', 0)) or 'unstated'})"
     return {"heights": h, "resolution": (rx, ry), "origin": (x_first, y_first), "crs": crs}
+
+
+def geographic(h: np.ndarray, lon0: float, lat0: float, dlon: float, dlat: float, said: str,
+               fail) -> dict:
+    """A geographic raster's heights ``h`` ``(ny, nx)`` (rows growing north; sample [0, 0] at
+    ``lon0``, ``lat0`` [deg], spacing ``dlon``, ``dlat`` [deg]) placed in local metres around
+    its centre (module docstring): the reader's dict, ``origin`` None (centred at (0, 0));
+    ``said``: where the CRS came from. Refused within 5 deg of a pole."""
+    ny, nx = h.shape
+    lat_c = lat0 + 0.5 * (ny - 1) * dlat
+    if not -85.0 < lat_c < 85.0:
+        raise fail(f"a geographic raster at latitude {lat_c:g} deg: too near a pole for the "
+                   "local equirectangular conversion; reproject it (e.g. to UTM)")
+    east, north = metres_per_degree(lat_c)
+    return {"heights": h, "resolution": (dlon * east, dlat * north), "origin": None,
+            "crs": f"geographic ({said}), converted to local metres at {lat_c:.5f} deg N, "
+                   f"{lon0 + 0.5 * (nx - 1) * dlon:.5f} deg E"}
 
 
 def _ascending(h: np.ndarray, axis: int, first: float, step: float, n: int):

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from .ascii_grid import grid_units
-from .geotiff import UNIT_TYPES, metres_per_degree
+from .geotiff import UNIT_TYPES, geographic
 
 __all__ = ["read_with_rasterio"]
 
@@ -67,13 +67,6 @@ def read_with_rasterio(path, max_pixels, fail, crs=None) -> dict:
         factor = 1.0 if ref.is_geographic else float(ref.linear_units_factor[1])
         said = ref.to_string()
     if kind == "geographic":
-        lat_c = y0 + 0.5 * (ny - 1) * ry
-        if not -85.0 < lat_c < 85.0:
-            raise fail(f"a geographic raster at latitude {lat_c:g} deg: too near a pole for the "
-                       "local equirectangular conversion; reproject it (e.g. to UTM)")
-        east, north = metres_per_degree(lat_c)
-        return {"heights": h, "resolution": (rx * east, ry * north), "origin": None,
-                "crs": f"geographic ({said}, GDAL), converted to local metres at "
-                       f"{lat_c:.5f} deg N"}
+        return geographic(h, x0, y0, rx, ry, f"{said}, GDAL", fail)
     return {"heights": h, "resolution": (rx * factor, ry * factor),
             "origin": (x0 * factor, y0 * factor), "crs": f"projected ({said}, GDAL)"}

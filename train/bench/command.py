@@ -4,6 +4,7 @@
     python -m train.bench --suite offroad-bench-v1 --policy heuristic physics
     python -m train.bench --policy runs/trav/checkpoint.pt    # a trained PPO policy
     python -m train.evaluate --suite offroad-bench-v0 --policy careful   # the same
+    python -m train.bench --suite offroad-bench-v2 --policy heuristic --families steps --levels 9
 
 A suite is a versioned spec kept in the repo (``train/suites/<name>.json``, :mod:`train.common.suite`):
 families x levels x worlds x start/goal pairs of the traverse task (``OffroadTraverse-v1``'s
@@ -13,14 +14,12 @@ has 5 families x 10 levels x 2 worlds x 10 pairs = 1000 tasks with a 30 s limit 
 Husky; ``offroad-bench-v1`` 7 families (with soft soil and windows of a real DEM) x 10 x 2 x 10
 = 1400 on the physical model, with the stuck end. All tasks of one map grid run batched in one
 vector env (task ``k`` is sub-env ``k``, on its own map, from its start facing its goal); each
-counts its first episode.
+counts its first episode. A slice (``--families``, ``--levels``, ``--worlds``, ``--pairs``,
+``--tasks``: :meth:`~train.common.suite.SuiteSpec.select`) runs part of a suite, each task on its
+own map.
 
-Metrics per family and level (and per family, and overall): success rate, time to goal
-(successes), tip-over, hole, off-map, time-limit and stuck rates, mean and max ``|roll|`` and
-``|pitch|``, the minimum force-angle stability margin, and energy: the tractive work
-``sum max(0, m (a_x - g sin(pitch)) v) dt`` [J] (kinematic models have no drive train: this is
-the work that moving the body's mass along its path takes, without rolling losses). Each rate
-comes with its episode count and a 95 % Wilson interval: a cell of 20 episodes says +-20 %.
+The metrics per family and level (rates with their Wilson intervals, times, attitudes,
+margins, energy) are :mod:`train.bench.run`'s.
 
 Policies: ``random``, ``heuristic`` (straight at the goal), ``careful`` (slope-aware: steers
 along the contour and slows where the ground ahead is steep or the margin is low), ``physics``
