@@ -244,6 +244,8 @@ def write_all(out: Path) -> list[Path]:
         first = _md(texts.get(task, "")).split(". ")[0].rstrip(".")
         rows.append(f"| [{short}]({short}.md) | {first} | "
                     f"`{offroad_env.make_config(task).dynamics}` |")
+    for stale in set(out.glob("*.md")) - set(pages) - {out / "index.md"}:
+        stale.unlink()  # the card of an id no longer registered (an id's old version)
     rows += ["", "```{toctree}", ":hidden:", "",
              *[p.stem for p in pages], "```", ""]
     index = out / "index.md"
