@@ -36,8 +36,10 @@ from offroad_env.physics.ground import (GroundContact, four_wheel, place,  # noq
 from offroad_env.physics.models.base import Field  # noqa: E402
 from offroad_env.physics.vehicle import (Vehicle, eight_wheel_rover, husky,  # noqa: E402
                                          preset, rc_truck, six_wheel_rover)
-from offroad_env.sim.config import (HeightScanConfig, ImuConfig, SimConfig,  # noqa: E402
-                                    TaskConfig, make_config)
+from offroad_env.sim.config import (DYNAMICS, GROUND_METHODS, OBS_TERMS,  # noqa: E402
+                                    HeightScanConfig, ImuConfig, SimConfig, TaskConfig,
+                                    check_obs_terms, family_config, make_config)
+from offroad_env.sim.rest_probe import MIN_REST_SHARE  # noqa: E402
 from offroad_env.sim.simulator import Simulator  # noqa: E402
 from offroad_env.snapshot import Snapshot, get_state, set_state  # noqa: E402
 from offroad_env.task.task import EndReason  # noqa: E402
@@ -52,7 +54,8 @@ __all__ = ["Vehicle", "husky", "six_wheel_rover", "eight_wheel_rover", "rc_truck
            "ImuConfig", "HeightScanConfig", "Simulator", "make_config", "EndReason", "OffroadEnv",
            "OffroadVectorEnv", "ENV_IDS", "OLD_ENV_IDS", "env_config", "check_device", "data_file", "Snapshot", "get_state",
            "set_state", "RewardTerm", "TerminationTerm", "ObservationTerm", "EventTerm", "Field",
-           "wheel_ruts"]
+           "wheel_ruts", "DYNAMICS", "GROUND_METHODS", "OBS_TERMS", "check_obs_terms",
+           "family_config", "MIN_REST_SHARE"]
 
 def _one_thread_after_fork() -> None:
     """In a forked child (gymnasium's async vector env forks by default), torch's intra-op

@@ -43,7 +43,7 @@ import gymnasium as gym
 import torch
 
 import terrain as terrain_pkg
-from offroad_env.sim.rest_probe import MIN_REST_SHARE
+from offroad_env import MIN_REST_SHARE
 from offroad_env.task.task import EndReason
 
 __all__ = ["TerrainCurriculum", "next_levels", "top_levels"]

@@ -34,7 +34,7 @@ import gymnasium as gym
 import terrain as terrain_pkg
 from offroad_env import ENV_IDS, OLD_ENV_IDS, SimConfig, TaskConfig, env_config
 from offroad_env.cli import add_config_options
-from offroad_env.sim.config import DYNAMICS, GROUND_METHODS, OBS_TERMS
+from offroad_env import DYNAMICS, GROUND_METHODS, OBS_TERMS
 from offroad_env.physics.dynamics import INTEGRATORS
 from offroad_env.physics.models import model_class
 from offroad_env.task.task import TIP_RULES, RewardWeights

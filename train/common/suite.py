@@ -21,7 +21,7 @@ import torch
 
 import terrain as terrain_pkg
 from offroad_env import OffroadVectorEnv, SimConfig, make_config
-from offroad_env.sim.config import check_obs_terms, family_config
+from offroad_env import check_obs_terms, family_config
 from offroad_env.core.spawn import ground_slope
 
 __all__ = ["SuiteSpec", "load_suite", "suite_tasks", "suite_env", "suite_config",
