@@ -128,9 +128,13 @@ def config_digest(cfg) -> str:
 
 
 def maps_digest(maps) -> str:
-    """A digest of a height-map stack's grid and contents (heights, offsets, materials)."""
-    h = hashlib.sha256(repr((maps.shape, maps.resolution, maps.origin, len(maps),
-                             str(maps.dtype), maps.material_names)).encode())
+    """A digest of a height-map stack's grid and contents (heights, offsets, materials and their
+    declarations)."""
+    head = (maps.shape, maps.resolution, maps.origin, len(maps), str(maps.dtype),
+            maps.material_names)
+    if maps.material_defs_key:  # declared materials (none: the digest of earlier versions)
+        head = head + (maps.material_defs_key,)
+    h = hashlib.sha256(repr(head).encode())
     for t in (maps.heights, maps.z_offset, maps.materials):
         if t is not None:
             h.update(t.detach().cpu().contiguous().numpy().tobytes())

@@ -28,7 +28,7 @@ import torch
 
 from .grid import _Grid, _pair
 from .interpolation import INTERPOLATIONS
-from .materials import check_materials, merge
+from .materials import check_material_defs, check_materials, merge, merge_material_defs
 from .queries import HeightQueries
 
 __all__ = ["HeightMap", "INTERPOLATIONS"]
@@ -48,6 +48,9 @@ class HeightMap(HeightQueries):
         device: any torch device.
         materials, material_names: an optional material map (:mod:`terrain.materials`): per
             sample an index (``(ny, nx)`` or ``(M, ny, nx)`` ints) into ``material_names``.
+        material_defs: materials declared by name beside the built-in tables, ``{name:
+            {"mu": ..., "c_rr": ...}}`` (a surface) or ``{name: {"n", "k_c", "k_phi", "c",
+            "phi_deg", "K"}}`` (a soil) (:func:`terrain.materials.check_material_defs`).
 
     A map is a value: it is not changed after construction. ``len(hm)`` is the number of maps
     ``M`` and ``hm[i]`` is map ``i`` alone.
@@ -66,6 +69,7 @@ class HeightMap(HeightQueries):
         device=None,
         materials=None,
         material_names=None,
+        material_defs=None,
     ):
         if dtype not in (torch.float32, torch.float64):
             raise ValueError(f"dtype must be torch.float32 or torch.float64, got {dtype}")
@@ -115,6 +119,7 @@ class HeightMap(HeightQueries):
         self._heights = h
         self._materials, self.material_names = check_materials(materials, material_names,
                                                                h.shape, h.device)
+        self._material_defs = check_material_defs(material_defs)
         self._has_holes = bool(torch.isnan(h).any())  # maps are immutable; read once
         self._z_offset = zo.to(device=h.device, dtype=dtype).contiguous()
         self._grid = _Grid(nx=nx, ny=ny, res_x=res_x, res_y=res_y, x0=x0, y0=y0)
@@ -152,16 +157,18 @@ class HeightMap(HeightQueries):
         heights = torch.cat([m._heights for m in maps])
         z_off = torch.cat([m._z_offset for m in maps])
         mat, names = merge([(m._materials, m.material_names, m._heights) for m in maps])
+        defs = merge_material_defs([m._material_defs for m in maps])
         return cls(heights, (g0.res_x, g0.res_y), origin=(g0.x0, g0.y0), z_offset=z_off,
                    interpolation=maps[0].interpolation, dtype=maps[0].dtype,
-                   device=maps[0].device, materials=mat, material_names=names)
+                   device=maps[0].device, materials=mat, material_names=names,
+                   material_defs=defs)
 
     def _replace(self, **changes) -> "HeightMap":
         g = self._grid
         kw = dict(heights=self._heights, resolution=(g.res_x, g.res_y), origin=(g.x0, g.y0),
                   z_offset=self._z_offset, interpolation=self.interpolation, dtype=self.dtype,
                   device=self.device, materials=self._materials,
-                  material_names=self.material_names)
+                  material_names=self.material_names, material_defs=self._material_defs)
         kw.update(changes)
         heights = kw.pop("heights")
         resolution = kw.pop("resolution")
@@ -182,6 +189,19 @@ class HeightMap(HeightQueries):
         g = self._grid
         heights = self._heights if dz == 0.0 else (self._heights.double() + dz)
         return self._replace(heights=heights, origin=(g.x0 + dx, g.y0 + dy))
+
+    _KEEP = object()
+
+    def with_materials(self, materials=_KEEP, material_names=_KEEP,
+                       material_defs=_KEEP) -> "HeightMap":
+        """The same heights with another material map (``materials`` ``(ny, nx)`` or ``(M, ny,
+        nx)`` ints and their ``material_names``) and/or declared materials (each left out:
+        this map's)."""
+        keep = HeightMap._KEEP
+        changes = {k: v for k, v in (("materials", materials), ("material_names",
+                                                                material_names),
+                                     ("material_defs", material_defs)) if v is not keep}
+        return self._replace(**changes)
 
     def with_interpolation(self, interpolation: str) -> "HeightMap":
         """The same map with another interpolation."""
@@ -214,6 +234,17 @@ class HeightMap(HeightQueries):
         """The material map, ``(M, ny, nx)`` uint8 indices into ``material_names`` (None:
         none given; :mod:`terrain.materials`)."""
         return self._materials
+
+    @property
+    def material_defs(self) -> dict[str, dict[str, float]]:
+        """The materials this map declares, ``{name: {parameter: value}}`` (``{}``: none;
+        :mod:`terrain.materials`)."""
+        return {name: dict(params) for name, params in self._material_defs}
+
+    @property
+    def material_defs_key(self) -> tuple:
+        """The declarations in a hashable form (a cache key's part)."""
+        return self._material_defs
 
     @property
     def z_offset(self) -> torch.Tensor:

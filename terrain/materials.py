@@ -12,21 +12,109 @@ meets it).
 A point's material is its nearest sample's (:func:`material_at`); maps of a stack share one name
 list (:func:`merge`, used by :meth:`terrain.HeightMap.stack`, takes the union in order of appearance and
 renumbers).
+
+**Declared materials.** Beside the built-in tables a map may declare materials of its own by name
+(``HeightMap(material_defs=...)``; :func:`check_material_defs`): a *surface* is rigid ground with
+its own tyre friction ``mu`` and, optionally, rolling resistance coefficient ``c_rr``; a *soil*
+gives the six terramechanics parameters of :data:`SOIL_KEYS` (Bekker ``n``, ``k_c``
+[N/m^(n+1)], ``k_phi`` [N/m^(n+2)], cohesion ``c`` [Pa], friction angle ``phi_deg`` [deg],
+Janosi shear modulus ``K`` [m]). A declared name must not be a built-in one (name them in a
+namespace of your own, ``"verti_bench/snow"``: the physical model refuses a declaration that
+would shadow its table). Declarations travel with the map through :meth:`~terrain.HeightMap.stack`
+(the union; one name declared two ways is refused) and indexing. This package checks their form
+(the keys and finite, non-negative numbers); the physical model checks what they mean (a soil's
+``n`` in its range, :class:`offroad_env.physics.soil.Soil`).
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+import math
+from typing import Mapping, Sequence
 
 import numpy as np
 import torch
 
-__all__ = ["HARD", "MAX_MATERIALS", "check_materials", "merge", "material_at", "soft_materials"]
+__all__ = ["HARD", "MAX_MATERIALS", "SURFACE_KEYS", "SOIL_KEYS", "check_materials",
+           "check_material_defs", "merge", "merge_material_defs", "material_kind",
+           "material_at", "soft_materials"]
 
 #: the material name of rigid ground
 HARD = "hard"
 #: the most materials a map may name (its samples are uint8)
 MAX_MATERIALS = 256
+#: a declared surface's parameters: ``mu`` (required), ``c_rr`` (optional: else the vehicle's)
+SURFACE_KEYS = ("mu", "c_rr")
+#: a declared soil's parameters, all required (units in the module docstring)
+SOIL_KEYS = ("n", "k_c", "k_phi", "c", "phi_deg", "K")
+
+
+def material_kind(params) -> str:
+    """``"surface"`` or ``"soil"``: what a declaration's keys make it (checked ones)."""
+    return "surface" if "mu" in dict(params) else "soil"
+
+
+def check_material_defs(defs, where: str = "material_defs") -> tuple:
+    """Declared materials in their stored form, a tuple of ``(name, ((key, value), ...))``
+    sorted by name (hashable, order-free); ``defs`` is a mapping ``{name: {key: number}}`` (or
+    that stored form, or None: ``()``). ValueError naming ``where``, the material and the key
+    for: a name that is not a non-empty string or is :data:`HARD`; a declaration that is
+    neither a surface (``mu``, optionally ``c_rr``) nor a soil (every key of
+    :data:`SOIL_KEYS`), with the keys it lacks or does not know; a value that is not a finite
+    number >= 0."""
+    if defs is None:
+        return ()
+    items = defs.items() if isinstance(defs, Mapping) else defs
+    out = {}
+    for entry in items:
+        try:
+            name, params = entry
+        except (TypeError, ValueError):
+            raise ValueError(f"{where}: expected {{name: {{parameter: value}}}}, got "
+                             f"{defs!r}") from None
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"{where}: a material's name must be a non-empty string, got "
+                             f"{name!r}")
+        if name == HARD:
+            raise ValueError(f"{where}: {HARD!r} is the rigid ground of the env's friction; "
+                             "declare a surface under another name")
+        if not isinstance(params, Mapping):
+            try:
+                params = dict(params)
+            except (TypeError, ValueError):
+                raise ValueError(f"{where}[{name!r}]: expected a mapping of parameters, got "
+                                 f"{params!r}") from None
+        keys = set(params)
+        if "mu" in keys:
+            unknown, missing = keys - set(SURFACE_KEYS), set()
+            kind = f"a surface takes {list(SURFACE_KEYS)} (mu required)"
+        else:
+            unknown, missing = keys - set(SOIL_KEYS), set(SOIL_KEYS) - keys
+            kind = (f"a soil needs all of {list(SOIL_KEYS)}; a surface needs 'mu' (and may "
+                    "give 'c_rr')")
+        if unknown or missing:
+            what = "; ".join(s for s in (f"unknown {sorted(unknown)}" if unknown else "",
+                                         f"missing {sorted(missing)}" if missing else "") if s)
+            raise ValueError(f"{where}[{name!r}]: {what}: {kind}")
+        for k, v in params.items():
+            if (isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating))
+                    or not math.isfinite(float(v)) or float(v) < 0):
+                raise ValueError(f"{where}[{name!r}].{k} must be a finite number >= 0, got "
+                                 f"{v!r}")
+        out[name] = tuple(sorted((k, float(v)) for k, v in params.items()))
+    return tuple(sorted(out.items()))
+
+
+def merge_material_defs(parts) -> tuple:
+    """The union of several maps' stored declarations (:func:`check_material_defs`);
+    ValueError for one name declared two ways."""
+    out: dict = {}
+    for defs in parts:
+        for name, params in defs:
+            if name in out and out[name] != params:
+                raise ValueError(f"material {name!r} is declared two ways: {dict(out[name])} "
+                                 f"and {dict(params)}")
+            out[name] = params
+    return tuple(sorted(out.items()))
 
 
 def check_materials(materials, names, shape: tuple[int, int, int], device):

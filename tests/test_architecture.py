@@ -41,6 +41,7 @@ TRAIN_LAYERS = {
     "cli": {"common", "planners", "bench", "ppo", "programs"},
 }
 TRAIN_TOP = {"evaluate": "programs", "reference": "programs", "suite_starts": "programs",
+             "verti_bench": "programs",
              "cli": "cli", "": "cli"}
 
 

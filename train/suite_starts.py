@@ -45,7 +45,8 @@ def braked_check(spec: SuiteSpec, tasks: dict, hold_steps: int = 200,
     look-ahead (``env.lookahead``: no autoreset, an ended task stays as it ended), ``chunk``
     rows at a time."""
     cfg = suite_config(spec)
-    cfg = replace(cfg, task=replace(cfg.task, stuck_time=None), heightmap=maps)
+    cfg = replace(cfg, task=replace(cfg.task, stuck_time=None, stuck_speed=None),
+                  heightmap=maps)
     T = len(tasks["map_index"])
     env = OffroadVectorEnv(num_envs=T, config=cfg, max_episode_steps=hold_steps + 1)
     base = env.unwrapped

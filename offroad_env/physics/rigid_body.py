@@ -174,11 +174,11 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         layout: the constants of :func:`make_layout` (built here when None).
         soil_strength, soil_phi: ``(N,)`` per-environment variations of ``p.soil``
             (:meth:`~.soil.Soil.varied`; None: the soil as given).
-        wheel_soil: ``(SoilView, soft, mu)`` of :func:`~.soil_contact.wheel_soils`, each
-            wheel's soil from the terrain's material map (``(K, N)``; the wheels where ``soft``
-            is False on rigid ground, with a surface's friction where ``mu`` is not NaN; ``mu``
-            None: the map names no surface), in place of ``p.soil`` (None: ``p.soil``
-            everywhere).
+        wheel_soil: ``(SoilView, soft, mu, c_rr)`` of :func:`~.soil_contact.wheel_soils`,
+            each wheel's soil from the terrain's material map (``(K, N)``; the wheels where
+            ``soft`` is False on rigid ground, with a surface's friction where ``mu`` is not
+            NaN and its rolling resistance where ``c_rr`` is not NaN; either None: the map sets
+            none), in place of ``p.soil`` (None: ``p.soil`` everywhere).
         anchor: ``(N, 3)`` where the holding brake took hold: the centre of mass's world
             ``(x, y)`` [m] and the body's yaw [rad] (None: no anchor). The brake then also
             returns the body toward it in its x-y plane (a velocity of ``-offset /
@@ -219,8 +219,12 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
     half_w = 0.5 * vehicle.wheel_width
     soil, soft = p.soil, None  # soft: the wheels on soil (None: all, where soil is given)
     mu_hard = mu  # the rigid ground's friction: the env's, or a surface's per wheel
+    c_rr = p.c_rr  # the tyre's rolling resistance: the vehicle's, or a surface's per wheel
     if wheel_soil is not None:
-        soil, soft, mu_map = wheel_soil
+        soil, soft, mu_map, c_rr_map = wheel_soil
+        if c_rr_map is not None:
+            c_rr = torch.where(torch.isnan(c_rr_map), torch.full_like(c_rr_map, p.c_rr),
+                               c_rr_map)
         if mu_map is not None:
             mu_hard = torch.where(torch.isnan(mu_map), torch.as_tensor(mu).to(mu_map), mu_map)
     elif soil is not None and (soil_strength is not None or soil_phi is not None):
@@ -354,7 +358,7 @@ def rigid_body_step(vehicle: Vehicle, p: RigidBodyParams, s: RigidBodyState, map
         N_lk = ((F_s - fbx * ratio_t - share * Fby * l_z) / n_z).clamp_min(0.0)  # locked
         N = torch.where(brake, torch.minimum(N_lk, N_cap), N)
         if soil is None or soft is not None:  # within the friction circle with the tyre's
-            frr = rolling_resistance(v_t, N, p.c_rr, p.v_eps, fx, fy, mu_w * N)  # forces
+            frr = rolling_resistance(v_t, N, c_rr, p.v_eps, fx, fy, mu_w * N)  # forces
         if soil is not None:
             z_roll = sinkage(soil, 2 * half_w, r, N)  # the rolling sinkage of the load
             frr = _pick(soft, soil_resistance(soil, 2 * half_w, z_rut, z_roll, v_t, N,

@@ -29,17 +29,20 @@ each wheel takes the soil of the sample nearest its hub at the start of a step
 (:func:`soil_table`, :func:`wheel_soils`): a :class:`~.soil.SoilView` of ``(K, N)`` tensors and
 a mask of the wheels on soil; a wheel on ``"hard"`` keeps the tyre laws and its rut is 0, and
 one on a rigid surface of :data:`~.surfaces.SURFACES` keeps them with the surface's friction.
+A map may declare its own surfaces (``mu``, optionally ``c_rr``: the tyre's rolling resistance
+there) and soils by name (:func:`declared_materials`); the built-in tables stay the defaults.
 
 Shapes ``(K, N)``; units SI.
 """
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import torch
 
-from terrain.materials import HARD
+from terrain.materials import HARD, check_material_defs, material_kind
 
 from .slip import smooth_sign
 from .soil import (SOILS, Soil, SoilView, compaction_resistance, contact_length, sinkage,
@@ -47,7 +50,7 @@ from .soil import (SOILS, Soil, SoilView, compaction_resistance, contact_length,
 from .surfaces import SURFACES, surface_mu
 
 __all__ = ["V_ROLL", "check_tyre_width", "soil_shear", "soil_resistance", "rut_depth",
-           "SoilTable", "soil_table", "wheel_soils"]
+           "SoilTable", "WheelSoils", "soil_table", "wheel_soils", "declared_materials"]
 
 #: the speed [m/s] over which the support blends from the symmetric arc (at rest) to the front
 #: arc (rolling)
@@ -66,40 +69,101 @@ class SoilTable(NamedTuple):
     k_c, k_phi, c, phi, K`` (a rigid row holds dry sand's, never used); ``soft`` ``(S,)``
     bool; ``mu`` ``(S,)`` a rigid surface's friction (NaN: the env's, for ``"hard"`` and
     soils), or None where no name is a surface (the env's friction everywhere, as without a
-    map, to the last bit)."""
+    map, to the last bit); ``c_rr`` ``(S,)`` a declared surface's rolling resistance (NaN: the
+    vehicle's), or None where none declares one."""
 
     columns: torch.Tensor
     soft: torch.Tensor
     mu: torch.Tensor | None
+    c_rr: torch.Tensor | None = None
 
 
-def soil_table(names, dtype, device) -> SoilTable:
+class WheelSoils(NamedTuple):
+    """Each wheel's ground from the material map (:func:`wheel_soils`), ``(K, N)`` each:
+    ``soil`` a :class:`~.soil.SoilView`, ``soft`` the wheels on soil, ``mu`` a surface's
+    friction (NaN: the env's; None: no surface), ``c_rr`` a surface's rolling resistance (NaN:
+    the vehicle's; None: none declared)."""
+
+    soil: SoilView
+    soft: torch.Tensor
+    mu: torch.Tensor | None
+    c_rr: torch.Tensor | None
+
+
+def declared_materials(defs) -> dict:
+    """``{name: ("surface", (mu, c_rr or None)) or ("soil", Soil)}`` of a map's declared
+    materials (``HeightMap.material_defs``, or the mapping a suite or sidecar gives;
+    :func:`terrain.materials.check_material_defs` checks their form). ValueError naming the
+    material for a name that is a built-in surface or soil (declare it under a name of your
+    own: a declaration never shadows the tables) and for a soil the model cannot take (its
+    :class:`~.soil.Soil` checks: ``n`` in range, ``phi`` below 90 deg, some bearing
+    strength)."""
+    out = {}
+    for name, params in check_material_defs(defs):
+        if name in SURFACES or name in SOILS:
+            raise ValueError(f"declared material {name!r} is a built-in "
+                             f"{'surface' if name in SURFACES else 'soil'}; declare yours under "
+                             f"a name of its own (e.g. 'my_world/{name}')")
+        p = dict(params)
+        if material_kind(p) == "surface":
+            out[name] = ("surface", (p["mu"], p.get("c_rr")))
+            continue
+        if p["phi_deg"] >= 90:
+            raise ValueError(f"declared soil {name!r}: phi_deg must be below 90, got "
+                             f"{p['phi_deg']!r}")
+        try:
+            out[name] = ("soil", Soil(n=p["n"], k_c=p["k_c"], k_phi=p["k_phi"], c=p["c"],
+                                      phi=math.radians(p["phi_deg"]), K=p["K"], name=name))
+        except ValueError as exc:
+            raise ValueError(f"declared soil {name!r}: {exc}") from None
+    return out
+
+
+def soil_table(names, dtype, device, declared=()) -> SoilTable:
     """The :class:`SoilTable` of material ``names`` (:data:`~terrain.materials.HARD`, surfaces
-    of :data:`~.surfaces.SURFACES` or soils of :data:`~.soil.SOILS`); ValueError listing the
-    known names for an unknown one."""
+    of :data:`~.surfaces.SURFACES`, soils of :data:`~.soil.SOILS`, or the map's ``declared``
+    materials, :func:`declared_materials`); ValueError listing the known names for an unknown
+    one."""
+    own = declared_materials(declared)
     for name in names:
-        if name != HARD and name not in SURFACES and name not in SOILS:
+        if name != HARD and name not in SURFACES and name not in SOILS and name not in own:
             raise ValueError(f"unknown material {name!r}: a material map names {HARD!r}, "
-                             f"surfaces {sorted(SURFACES)} or soils {sorted(SOILS)}")
-    rigid = [name == HARD or name in SURFACES for name in names]
-    rows = [soil("dry_sand" if hard else name) for name, hard in zip(names, rigid)]
+                             f"surfaces {sorted(SURFACES)}, soils {sorted(SOILS)}"
+                             + (f" or the map's declared {sorted(own)}" if own else
+                                " or materials the map declares (material_defs)"))
+    kinds = [own[n][0] if n in own else "surface" if n in SURFACES or n == HARD else "soil"
+             for n in names]
+    rigid = [k == "surface" for k in kinds]
+    rows = [soil("dry_sand") if hard else own[n][1] if n in own else soil(n)
+            for n, hard in zip(names, rigid)]
     cols = [[getattr(s, f) for s in rows] for f in ("n", "k_c", "k_phi", "c", "phi", "K")]
-    mu = [float("nan") if surface_mu(name) is None else surface_mu(name) for name in names]
+
+    def surface(n, i):  # mu (i = 0) or c_rr (1) of a surface; None: the env's or vehicle's
+        if n in own and own[n][0] == "surface":
+            return own[n][1][i]
+        return surface_mu(n) if i == 0 else None
+
+    nan = float("nan")
+    mu = [nan if surface(n, 0) is None else surface(n, 0) for n in names]
+    crr = [nan if surface(n, 1) is None else surface(n, 1) for n in names]
     return SoilTable(torch.tensor(cols, dtype=dtype, device=device),
                      torch.tensor([not hard for hard in rigid], device=device),
                      torch.tensor(mu, dtype=dtype, device=device)
-                     if any(name in SURFACES for name in names) else None)
+                     if not all(math.isnan(v) for v in mu) else None,
+                     torch.tensor(crr, dtype=dtype, device=device)
+                     if not all(math.isnan(v) for v in crr) else None)
 
 
-def wheel_soils(table: SoilTable, index: torch.Tensor, strength=None):
-    """``(SoilView, soft, mu)``: the soils of material ``index`` (``(K, N)`` int64) as ``(K,
+def wheel_soils(table: SoilTable, index: torch.Tensor, strength=None) -> WheelSoils:
+    """The :class:`WheelSoils` of material ``index`` (``(K, N)`` int64): the soils as ``(K,
     N)`` tensors (``k_c``, ``k_phi`` and ``c`` times ``strength``, ``(N,)`` or None), the mask
-    of the wheels on soil, and each wheel's surface friction (NaN: the env's; None: the map
-    names no surface)."""
+    of the wheels on soil, each wheel's surface friction and rolling resistance."""
     n, k_c, k_phi, c, phi, K = table.columns[:, index].unbind(0)
     f = 1.0 if strength is None else strength
-    return (SoilView(n=n, k_c=k_c * f, k_phi=k_phi * f, c=c * f, phi=phi, K=K, name="map"),
-            table.soft[index], None if table.mu is None else table.mu[index])
+    return WheelSoils(SoilView(n=n, k_c=k_c * f, k_phi=k_phi * f, c=c * f, phi=phi, K=K,
+                               name="map"),
+                      table.soft[index], None if table.mu is None else table.mu[index],
+                      None if table.c_rr is None else table.c_rr[index])
 
 
 def soil_shear(s: Soil, b: float, r: float, z, kappa, v_t, v_l, N0, eps: float):

@@ -74,6 +74,9 @@ class TaskConfig:
             support only (driving never tips a vehicle then).
         stuck_time: end an episode as ``stuck`` (a truncation) after this long [s] without the
             goal coming ``stuck_progress`` [m] nearer than its closest yet (nav; None: never).
+        stuck_speed: None (default): that rule; a speed [m/s]: Verti-Bench's rule instead,
+            ``stuck_time`` of consecutive steps slower than this (``hypot`` of ``vel_b``'s
+            first two; a faster step starts the count again).
         max_start_slope_deg: None (default): spawns and goals wherever they fit; a number in
             ``(0, 90]`` [deg], or a tuple of one per map of the stack: drawn spawns and goals lie
             where the plane fitted to the ground within 1 m is at most this steep, as
@@ -92,6 +95,7 @@ class TaskConfig:
     tip_hold_time: float = 0.2
     stuck_time: float | None = None
     stuck_progress: float = 0.1
+    stuck_speed: float | None = None
     max_start_slope_deg: float | tuple[float, ...] | None = None
 
     def __post_init__(self):
@@ -107,6 +111,10 @@ class TaskConfig:
             raise ValueError(f"stuck_time must be a number > 0 [s] or None, got {t!r}")
         if not (_finite(p) and p >= 0):
             raise ValueError(f"stuck_progress must be a finite number >= 0 [m], got {p!r}")
+        if (v := self.stuck_speed) is not None and not (_finite(v) and v > 0):
+            raise ValueError(f"stuck_speed must be None or a number > 0 [m/s], got {v!r}")
+        if v is not None and t is None:
+            raise ValueError(f"stuck_speed ({v!r} m/s) needs stuck_time (how long below it)")
         if s is not None and not (_finite(s) and 0 <= s <= math.pi):
             raise ValueError(f"start_heading_spread must be None or a number in [0, pi] [rad], "
                              f"got {s!r}")

@@ -270,7 +270,11 @@ class Task:
                 tipped = tipped | (st.unstable_steps >= self.tip_hold_steps)
         stuck = None
         if self.stuck_steps is not None:  # progress: the goal came stuck_progress closer
-            moved = dist < st.best_distance - self.config.stuck_progress
+            if self.config.stuck_speed is None:
+                moved = dist < st.best_distance - self.config.stuck_progress
+            else:  # or by speed (Verti-Bench's rule)
+                moved = torch.hypot(motion.vel_b[:, 0], motion.vel_b[:, 1]) >= (
+                    self.config.stuck_speed)
             st.best_distance = torch.where(moved, dist, st.best_distance)
             st.stall_steps = torch.where(moved, torch.zeros_like(st.stall_steps),
                                          st.stall_steps + 1)

@@ -75,7 +75,8 @@ def build_parser() -> argparse.ArgumentParser:
     sl = p.add_argument_group("a slice of the suite (SuiteSpec.select): each task on its own map")
     sl.add_argument("--families", nargs="+", default=None, metavar="NAME")
     sl.add_argument("--levels", nargs="+", type=int, default=None, metavar="L")
-    sl.add_argument("--worlds", nargs="+", type=int, default=None, metavar="W")
+    sl.add_argument("--worlds", nargs="+", type=_int_or_name, default=None, metavar="W",
+                    help="world indices (a suite of maps: its maps' names or indices)")
     sl.add_argument("--pairs", nargs="+", type=int, default=None, metavar="P")
     sl.add_argument("--tasks", nargs="+", type=int, default=None, metavar="I",
                     help="task indices in the suite's order (bench.json's per_task order)")
@@ -84,6 +85,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "training (from a generator seeded by the suite's seed; default: the "
                         "mean action); their default labels say '(sampled)'")
     return p
+
+
+def _int_or_name(text: str):
+    """A world's index, or a map's name (a suite of maps)."""
+    try:
+        return int(text)
+    except ValueError:
+        return text
 
 
 def _policy(name: str, device, sampled: bool = False, seed: int = 0):
@@ -119,7 +128,8 @@ def main(argv=None) -> int:
             spec = spec.select(families=args.families, levels=args.levels, worlds=args.worlds,
                                pairs=args.pairs, tasks=args.tasks)
         out = Path(args.out) if args.out else Path("runs") / "bench" / spec.name
-        files = ["bench.json", "bench.md", "bench_levels.png"]
+        files = ["bench.json", "bench.md"] + (["bench_levels.png"] if spec.maps is None
+                                              else [])
         if not args.force:
             for f in files:
                 if (out / f).exists():
@@ -164,7 +174,8 @@ def main(argv=None) -> int:
     md = table_markdown(results)
     (out / "bench.md").write_text(md + "\n")
     try:
-        plot_levels(results, out / "bench_levels.png")
+        if spec.maps is None:  # a suite of maps has no levels to plot against
+            plot_levels(results, out / "bench_levels.png")
     except ImportError as exc:
         print(f"(no plot: {exc})", file=sys.stderr)
     print(md)

@@ -23,6 +23,13 @@ def table_markdown(results: dict[str, dict]) -> str:
             c = results[n]["overall"] if f == "overall" else results[n]["by_family"][f]["all"]
             cells.append(" / ".join(f"{100 * c[k + '_rate']:.1f} %" for k in OUTCOMES[:3]))
         lines.append(f"| {f} | " + " | ".join(cells) + " |")
+    if all(r.get("overall_start_ok") for r in results.values()) and any(
+            not all(r.get("start_ok", [True])) for r in results.values()):
+        # a suite of maps whose fixed tasks include starts that fail the braked check
+        cells = [" / ".join(f"{100 * results[n]['overall_start_ok'][k + '_rate']:.1f} %"
+                            for k in OUTCOMES[:3]) for n in names]
+        k = results[names[0]]["overall_start_ok"]["episodes"]
+        lines.append(f"| overall, the {k} starts that rest | " + " | ".join(cells) + " |")
     cut = {n: round(r["overall"].get("diverged_rate", 0) * r["overall"]["episodes"]) for n, r in
            results.items()}  # a failure the columns do not show
     if any(cut.values()):

@@ -181,6 +181,55 @@ def run_suite(spec: SuiteSpec, policy, device="cpu", progress: bool = False,
         if rank != 0:
             return None
     done.sort(key=lambda d: d[0])
+    if spec.maps is not None:
+        tasks, per = _map_results(spec, groups, plan, done)
+        table, level_specs = _tag_table(spec, tasks, per, dt := done[0][3])
+        present = list(table)
+    else:
+        tasks, per, present, dt = _family_results(spec, groups, plan, done)
+        level_specs = {}
+        for sub in groups:
+            for name in sub.families:
+                fc = replace(sub.levels.family, family=name)
+                level_specs[name] = [terrain_pkg.level_spec(fc, lv)
+                                     for lv in range(spec.num_levels)]
+        level_specs = {name: level_specs[name] for name in present}
+    T = spec.num_tasks
+    extra = tuple(sorted(set(per["label"].tolist()) - set(REASONS.values())))
+    if spec.maps is None:
+        fam, lev = tasks["family"], tasks["level"]
+        table = {}
+        for fi, name in enumerate(present):
+            table[name] = {"all": _cell(fam == fi, per, dt, extra)}
+            for level in range(spec.num_levels):
+                if bool(((fam == fi) & (lev == level)).any()):  # a slice's levels only
+                    table[name][str(level)] = _cell((fam == fi) & (lev == level), per, dt,
+                                                    extra)
+    else:
+        table = {name: {"all": _cell(sel, per, dt, extra)} for name, sel in table.items()}
+    out_extra = {}
+    if spec.maps is not None:
+        ok = tasks["start_ok"].astype(bool)
+        out_extra["overall_start_ok"] = _cell(ok, per, dt, extra) if ok.any() else None
+        out_extra["start_ok"] = ok.tolist()
+    return {
+        "suite": asdict(spec), "policy": policy if isinstance(policy, str) else "function",
+        "tasks": T, "overall": _cell(np.ones(T, dtype=bool), per, dt, extra), "by_family": table,
+        "level_specs": level_specs, **out_extra,
+        "per_task": {"end_reason": per["label"].tolist(),
+                     "steps": per["length"].tolist(),
+                     "max_abs_roll_deg": per["max_roll"].round(4).tolist(),
+                     "max_abs_pitch_deg": per["max_pitch"].round(4).tolist(),
+                     "min_margin_deg": per["min_margin"].round(4).tolist(),
+                     "energy_j": per["energy"].round(4).tolist(),
+                     # a slice's tasks by their index in the whole suite
+                     **({} if spec.subset is None else {"task": spec.task_ids().tolist()})},
+    }
+
+
+def _family_results(spec, groups, plan, done):
+    """The per-task arrays of a family suite's chunks, in the suite's family order:
+    ``(tasks, per, families present, dt)``."""
     parts = {}
     for gi, sub in enumerate(groups):
         mine = [d for d in done if plan[d[0]][0] == gi]
@@ -197,33 +246,48 @@ def run_suite(spec: SuiteSpec, policy, device="cpu", progress: bool = False,
     tasks["family"] = np.concatenate([np.full(len(parts[f][0]["family"]), i)
                                       for i, f in enumerate(present)])
     per = {k: np.concatenate([parts[f][1][k] for f in present]) for k in parts[present[0]][1]}
-    T = spec.num_tasks
-    fam, lev = tasks["family"], tasks["level"]
-    extra = tuple(sorted(set(per["label"].tolist()) - set(REASONS.values())))
-    table = {}
-    for fi, name in enumerate(present):
-        table[name] = {"all": _cell(fam == fi, per, dt, extra)}
-        for level in range(spec.num_levels):
-            if bool(((fam == fi) & (lev == level)).any()):  # a slice's levels only
-                table[name][str(level)] = _cell((fam == fi) & (lev == level), per, dt, extra)
-    level_specs = {}
-    for sub in groups:
-        for name in sub.families:
-            fc = replace(sub.levels.family, family=name)
-            level_specs[name] = [terrain_pkg.level_spec(fc, lv) for lv in range(spec.num_levels)]
-    return {
-        "suite": asdict(spec), "policy": policy if isinstance(policy, str) else "function",
-        "tasks": T, "overall": _cell(np.ones(T, dtype=bool), per, dt, extra), "by_family": table,
-        "level_specs": {name: level_specs[name] for name in present},
-        "per_task": {"end_reason": per["label"].tolist(),
-                     "steps": per["length"].tolist(),
-                     "max_abs_roll_deg": per["max_roll"].round(4).tolist(),
-                     "max_abs_pitch_deg": per["max_pitch"].round(4).tolist(),
-                     "min_margin_deg": per["min_margin"].round(4).tolist(),
-                     "energy_j": per["energy"].round(4).tolist(),
-                     # a slice's tasks by their index in the whole suite
-                     **({} if spec.subset is None else {"task": spec.task_ids().tolist()})},
-    }
+    return tasks, per, present, dt
+
+
+def _map_results(spec, groups, plan, done):
+    """The per-task arrays of a suite of maps' chunks, in the suite's task order
+    (``tasks["task"]`` the suite's own index)."""
+    from train.common.worlds import map_groups
+
+    if len(groups) > 1:  # each group's task index -> the suite's
+        whole = replace(spec, subset=None)
+        lookup = [np.asarray(tidx) for _, tidx in map_groups(whole)]
+        keep = set(spec.task_ids().tolist())
+        lookup = [t for t in lookup if any(int(i) in keep for i in t)]
+    tasks, per = {}, {}
+    for gi in range(len(groups)):
+        mine = [d for d in done if plan[d[0]][0] == gi]
+        t = {k: np.concatenate([d[1][k] for d in mine]) for k in mine[0][1]}
+        if len(groups) > 1:
+            t["task"] = lookup[gi][t["task"]]
+        for k, v in t.items():
+            tasks.setdefault(k, []).append(v)
+        for k in mine[0][2]:
+            per.setdefault(k, []).append(np.concatenate([d[2][k] for d in mine]))
+    tasks = {k: np.concatenate(v) for k, v in tasks.items()}
+    per = {k: np.concatenate(v) for k, v in per.items()}
+    order = np.argsort(tasks["task"], kind="stable")
+    return ({k: v[order] for k, v in tasks.items()}, {k: v[order] for k, v in per.items()})
+
+
+def _tag_table(spec, tasks, per, dt):
+    """A suite of maps' rows: each tag's values (``"difficulty=low"``) as masks over its
+    tasks, in the order the maps give them, and ``{}`` for level specs."""
+    rows = {}
+    for mi in tasks["map_index"]:
+        for k, v in spec.maps[int(mi)].get("tags", {}).items():
+            rows.setdefault(f"{k}={v}", None)
+    out = {}
+    for name in sorted(rows, key=lambda r: (r.split("=")[0], list(rows).index(r))):
+        k, v = name.split("=", 1)
+        out[name] = np.asarray([spec.maps[int(mi)].get("tags", {}).get(k) == v
+                                for mi in tasks["map_index"]])
+    return out, {}
 
 
 #: the end reasons of a suite's cells, in the order the tables and the figure give them

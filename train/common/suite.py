@@ -17,12 +17,13 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 import numpy as np
-import torch
 
 import terrain as terrain_pkg
 from offroad_env import OffroadVectorEnv, SimConfig, make_config
 from offroad_env import check_obs_terms, family_config
-from offroad_env.core.spawn import ground_slope
+
+from train.common import worlds as world_suites
+from train.common.tasks import start_slope_limits, suite_tasks
 
 __all__ = ["SuiteSpec", "load_suite", "suite_tasks", "suite_env", "suite_config",
            "suite_episode_steps", "start_slope_limits", "SUITES_DIR"]
@@ -83,6 +84,17 @@ class SuiteSpec:
         subset: the tasks to run, as indices into the suite's task order (family, level,
             world, pair; None: all): a slice (:meth:`select`). The grid, and so every map and
             its seed, stays the whole suite's: a task runs on its own map in a slice too.
+        maps: a suite of anyone's worlds (:mod:`train.common.worlds`): its map entries (files
+            or a dataset's worlds) in place of the families; ``tasks`` then lists every task
+            (``{"map", "start", "goal"}``, in that order: the suite's task order) and the
+            family grid's fields are not used. materials: surfaces and soils it declares by
+            name. dataset_options: its dataset's builder's keywords (e.g. ``scale``).
+        goal_radius: the goal counts as reached within this distance [m] (None: the task's
+            0.5 m). stuck_speed: None: stuck by progress (``stuck_time_s`` without 0.1 m
+            nearer the goal); a speed [m/s]: stuck after ``stuck_time_s`` below it
+            (``TaskConfig.stuck_speed``, Verti-Bench's rule).
+        root: the folder a suite file's relative map paths start from (set by
+            :func:`load_suite`).
     """
 
     name: str = "offroad-bench-v0"
@@ -114,6 +126,12 @@ class SuiteSpec:
     chunk_threads: int = 1
     reference: dict | None = field(default=None, compare=False, repr=False)
     subset: tuple[int, ...] | None = None
+    maps: tuple | None = field(default=None, repr=False)
+    materials: dict = field(default_factory=dict)
+    dataset_options: dict = field(default_factory=dict)
+    goal_radius: float | None = None
+    stuck_speed: float | None = None
+    root: str | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
         for name in ("num_levels", "worlds", "pairs"):
@@ -130,10 +148,14 @@ class SuiteSpec:
                                                  and v >= 1)):
                 raise ValueError(f"suite {self.name}: {name} must be an int >= 1"
                                  f"{' or null' if none_ok else ''}, got {v!r}")
-        st = self.stuck_time_s
-        if st is not None and not (isinstance(st, (int, float)) and math.isfinite(st) and st > 0):
-            raise ValueError(f"suite {self.name}: stuck_time_s must be a number > 0 or null, "
-                             f"got {st!r}")
+        for name in ("stuck_time_s", "goal_radius", "stuck_speed"):
+            v = getattr(self, name)
+            if v is not None and not (isinstance(v, (int, float)) and math.isfinite(v)
+                                      and v > 0):
+                raise ValueError(f"suite {self.name}: {name} must be a number > 0 or null, "
+                                 f"got {v!r}")
+        if self.stuck_speed is not None and self.stuck_time_s is None:
+            raise ValueError(f"suite {self.name}: stuck_speed needs stuck_time_s")
         lo, hi = (tuple(self.goal_distance) + (None, None))[:2]
         if len(tuple(self.goal_distance)) != 2 or not (0 < lo <= hi):
             raise ValueError(f"suite {self.name}: goal_distance must be (min, max) with "
@@ -153,7 +175,11 @@ class SuiteSpec:
                 check_obs_terms(tuple(self.obs_terms))
             except ValueError as exc:
                 raise ValueError(f"suite {self.name}: {exc}") from None
-        if self.tasks is not None:
+        if self.maps is not None:
+            object.__setattr__(self, "families", ())  # a suite of maps has no families
+            world_suites.check_maps(self.name, self.maps, self.root, self.materials)
+            world_suites.check_map_tasks(self.name, self.maps, self.tasks)
+        elif self.tasks is not None:
             want = self.num_levels * self.worlds * self.pairs
             for fam in self.families:
                 got = sum(1 for t in self.tasks if t.get("family") == fam)
@@ -168,7 +194,8 @@ class SuiteSpec:
                 raise ValueError(f"suite {self.name}: subset must be distinct task indices in "
                                  f"increasing order within [0, {self.grid_tasks}), got "
                                  f"{self.subset!r}")
-        self.levels  # the families' config is checked where the spec enters
+        if self.maps is None:
+            self.levels  # the families' config is checked where the spec enters
 
     def _family_config(self, size, resolution) -> terrain_pkg.FamilyConfig:
         opts = dict(self.family_options)
@@ -193,6 +220,8 @@ class SuiteSpec:
         """The suite split by its ``per_family`` settings: one spec per distinct setting (in
         the order of their first family), each with its families in the suite's order and no
         ``per_family``. A suite without them is its own single group."""
+        if self.maps is not None:
+            return self._map_groups()
         if not self.per_family:
             return [self]
         per = self.num_levels * self.worlds * self.pairs
@@ -215,11 +244,32 @@ class SuiteSpec:
                                   max_start_slope_deg=slope, per_family={}, subset=subset))
         return groups
 
+    def _map_groups(self) -> list["SuiteSpec"]:
+        """A suite of maps by grid (:func:`~train.common.worlds.map_groups`)."""
+        parts = world_suites.map_groups(self)
+        if len(parts) == 1:
+            return [self]
+        keep = set(self.task_ids().tolist())
+        out = []
+        for midx, tidx in parts:
+            sub = tuple(k for k, t in enumerate(tidx) if t in keep)
+            if sub:
+                out.append(replace(self, maps=tuple(self.maps[i] for i in midx),
+                                   tasks=tuple(self.tasks[t] for t in tidx),
+                                   subset=None if len(sub) == len(tidx) else sub))
+        return out
+
     def on_one_grid(self) -> "SuiteSpec":
         """The suite with every family on one map grid: the finest resolution and the largest
         size among its :meth:`groups` (no ``per_family``). A training env holds one map stack;
         a family generated on a finer grid is the same family better resolved (its ledges stay
         edges), while a coarser one would turn a ledge into a ramp."""
+        if self.maps is not None:
+            gs = self.groups()
+            if len(gs) > 1:
+                raise ValueError(f"suite {self.name}: its maps have {len(gs)} grids; a "
+                                 "training env holds one")
+            return self
         gs = self.groups()
         size = tuple(max(float(g.size[i]) for g in gs) for i in range(2))
         res = tuple(min(float(g.resolution[i]) for g in gs) for i in range(2))
@@ -227,7 +277,10 @@ class SuiteSpec:
 
     @property
     def grid_tasks(self) -> int:
-        """Every task of the grid: families x levels x worlds x pairs."""
+        """Every task of the grid: families x levels x worlds x pairs (or the tasks of a suite
+        of maps)."""
+        if self.maps is not None:
+            return len(self.tasks)
         return len(self.families) * self.num_levels * self.worlds * self.pairs
 
     @property
@@ -254,6 +307,15 @@ class SuiteSpec:
         lev = np.tile(np.repeat(np.arange(L), W * P), len(self.families))
         wor = np.tile(np.repeat(np.arange(W), P), len(self.families) * L)
         pai = np.tile(np.arange(P), len(self.families) * L * W)
+        if self.maps is not None:  # worlds: the maps (by name); pairs: a task's place on its map
+            names = [m["name"] for m in self.maps]
+            wor = world_suites.map_task_arrays(self)["world"]
+            pai = np.asarray([int((wor[:k] == wor[k]).sum()) for k in range(len(wor))])
+            fam = lev = np.zeros_like(wor)
+            W, P = len(names), int(pai.max()) + 1
+            if worlds is not None:
+                worlds = [names.index(v) if v in names else v for v in (
+                    [worlds] if isinstance(worlds, (str, int)) else worlds)]
         keep = np.ones(self.grid_tasks, dtype=bool)
         if self.subset is not None:
             keep[:] = False
@@ -310,83 +372,13 @@ def load_suite(name_or_path: str) -> SuiteSpec:
         raw = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()}
         if raw.get("tasks") is not None:
             raw["tasks"] = tuple(raw["tasks"])
-        for k in ("family_options", "per_family"):
+        for k in ("family_options", "per_family", "materials", "dataset_options"):
             raw.setdefault(k, {})
+        if raw.get("maps") is not None:
+            raw.setdefault("root", str(p.resolve().parent))
         return SuiteSpec(**raw)
     except (json.JSONDecodeError, TypeError) as exc:
         raise ValueError(f"suite file {p} is not a suite spec: {exc}") from None
-
-
-def suite_tasks(spec: SuiteSpec, maps: terrain_pkg.HeightMap,
-                min_pairs: int | None = None) -> dict[str, np.ndarray]:
-    """The suite's tasks on its level stack ``maps``: ``map_index`` ``(T,)``, ``start``
-    ``(T, 3)`` (x, y, yaw facing the goal) and ``goal`` ``(T, 2)`` [m], ``family``, ``level``,
-    ``world`` ``(T,)``; tasks in the order family, level, world, pair. ``min_pairs``: a map
-    may give fewer than ``spec.pairs``, down to this many (candidates for
-    :mod:`train.suite_starts`; default ``spec.pairs``)."""
-    lv = spec.levels
-    if spec.tasks is not None:
-        return _sliced(spec, _stored_tasks(spec, lv))
-    x0, x1, y0, y1 = maps.bounds
-    m = spec.margin
-    tan_max = math.tan(math.radians(spec.max_start_slope_deg))
-    out = {k: [] for k in ("map_index", "start", "goal", "family", "level", "world")}
-    for fi in range(len(spec.families)):
-        for level in range(spec.num_levels):
-            for w in range(spec.worlds):
-                i = lv.map_index(fi, level, w)
-                rng = np.random.default_rng((spec.pair_seed, i))
-                k = 4096
-                sx, sy = rng.uniform(x0 + m, x1 - m, k), rng.uniform(y0 + m, y1 - m, k)
-                d = rng.uniform(*spec.goal_distance, k)
-                b = rng.uniform(-math.pi, math.pi, k)
-                gx, gy = sx + d * np.cos(b), sy + d * np.sin(b)
-                ok = (gx >= x0 + m) & (gx <= x1 - m) & (gy >= y0 + m) & (gy <= y1 - m)
-                for px, py in ((sx, sy), (gx, gy)):  # the plane fitted under a 2 x 2 m patch
-                    ok &= ground_slope(maps, torch.from_numpy(px), torch.from_numpy(py),
-                                       torch.full((k,), i)).numpy() <= tan_max
-                picked = np.flatnonzero(ok)[:spec.pairs]
-                if picked.size < (spec.pairs if min_pairs is None else min_pairs):
-                    raise ValueError(f"suite {spec.name}: map {i} (family "
-                                     f"{spec.families[fi]}, level {level}) has only "
-                                     f"{picked.size} start/goal pairs with ground under "
-                                     f"{spec.max_start_slope_deg} deg; raise "
-                                     "max_start_slope_deg")
-                for j in picked:
-                    out["map_index"].append(i)
-                    out["start"].append((sx[j], sy[j], math.atan2(gy[j] - sy[j], gx[j] - sx[j])))
-                    out["goal"].append((gx[j], gy[j]))
-                    out["family"].append(fi)
-                    out["level"].append(level)
-                    out["world"].append(w)
-    return _sliced(spec, {k: np.asarray(v) for k, v in out.items()})
-
-
-def _sliced(spec: SuiteSpec, tasks: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """``tasks`` (every task of the grid, in order) with the suite's task index ``task``
-    added, cut to the slice's (:attr:`SuiteSpec.subset`)."""
-    tasks["task"] = np.arange(len(tasks["map_index"]))
-    if spec.subset is None:
-        return tasks
-    ids = spec.task_ids()
-    return {k: v[ids] for k, v in tasks.items()}
-
-
-def _stored_tasks(spec: SuiteSpec, lv) -> dict[str, np.ndarray]:
-    """The stored tasks of ``spec``'s families (its :attr:`~SuiteSpec.tasks`), in the order
-    family, level, world, pair, as :func:`suite_tasks` returns them."""
-    out = {k: [] for k in ("map_index", "start", "goal", "family", "level", "world")}
-    for fi, fam in enumerate(spec.families):
-        mine = [t for t in spec.tasks if t["family"] == fam]
-        mine.sort(key=lambda t: (t["level"], t["world"]))  # stable: pairs keep their order
-        for t in mine:
-            out["map_index"].append(lv.map_index(fi, t["level"], t["world"]))
-            out["start"].append(tuple(t["start"]))
-            out["goal"].append(tuple(t["goal"]))
-            out["family"].append(fi)
-            out["level"].append(t["level"])
-            out["world"].append(t["world"])
-    return {k: np.asarray(v) for k, v in out.items()}
 
 
 def suite_config(spec: SuiteSpec, terrain_seed: int | None = None, **overrides) -> SimConfig:
@@ -397,22 +389,15 @@ def suite_config(spec: SuiteSpec, terrain_seed: int | None = None, **overrides) 
     ``overrides``: SimConfig fields on top (:func:`offroad_env.make_config`)."""
     seed = spec.terrain_seed if terrain_seed is None else terrain_seed
     own = {} if spec.obs_terms is None else {"obs_terms": tuple(spec.obs_terms)}
+    maps = spec.levels if spec.maps is None else world_suites.world_stack(spec)
     cfg = make_config("traverse", vehicle=spec.vehicle, dynamics=spec.dynamics,
-                      ground=spec.ground, terrain=spec.levels, terrain_seed=seed, **own)
+                      ground=spec.ground, terrain=maps, terrain_seed=seed, **own)
+    rules = {k: v for k, v in (("goal_radius", spec.goal_radius),
+                               ("stuck_speed", spec.stuck_speed)) if v is not None}
     cfg = replace(cfg, task=replace(cfg.task, goal_distance=tuple(spec.goal_distance),
-                                    spawn_margin=spec.margin, stuck_time=spec.stuck_time_s))
+                                    spawn_margin=spec.margin, stuck_time=spec.stuck_time_s,
+                                    **rules))
     return make_config("traverse", cfg, **overrides) if overrides else cfg
-
-
-def start_slope_limits(spec: SuiteSpec) -> tuple[float, ...]:
-    """The start and goal slope limit [deg] of each map of :meth:`SuiteSpec.on_one_grid`'s
-    level stack, by its family (its ``per_family`` ``max_start_slope_deg``, else the suite's):
-    the ``TaskConfig.max_start_slope_deg`` that draws training's starts and goals where the
-    suite's lie (``train.ppo --suite``)."""
-    own = {f: spec.per_family.get(f, {}).get("max_start_slope_deg", spec.max_start_slope_deg)
-           for f in spec.families}
-    return tuple(float(own[f]) for f in spec.families
-                 for _ in range(spec.num_levels * spec.worlds))
 
 
 def suite_episode_steps(spec: SuiteSpec, cfg: SimConfig) -> int:

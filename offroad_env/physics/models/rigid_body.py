@@ -124,7 +124,8 @@ class RigidBody(VehicleModel):
                     f"RigidBodyParams.soil is {self.params.soil.name!r}: give soil by one of "
                     "them (soil=None to take the map's)")
             check_tyre_width(self.vehicle)
-            soil_table(names, torch.float32, "cpu")  # unknown names are refused here
+            # unknown names and bad declarations are refused here
+            soil_table(names, torch.float32, "cpu", maps.material_defs_key)
 
     def param_refusals(self, names, maps) -> dict[str, str]:
         out = super().param_refusals(names, maps)
@@ -141,10 +142,11 @@ class RigidBody(VehicleModel):
         if names is None or all(n == HARD for n in names):
             return None
         like = state.x
-        key = (names, like.dtype, like.device)
+        key = (names, maps.material_defs_key, like.dtype, like.device)
         if key not in self._cache:
             inverse_table(like.dtype, like.device)
-            self._cache[key] = soil_table(names, like.dtype, like.device)
+            self._cache[key] = soil_table(names, like.dtype, like.device,
+                                          maps.material_defs_key)
         if params is not None and params is not self._checked_params:
             if bool((params["soil_phi"] != 0).any()):
                 raise ValueError("soil_phi (one soil's friction angle) cannot vary on a material "
@@ -265,7 +267,7 @@ class RigidBody(VehicleModel):
         ws = self._wheel_soils(ns, maps, prm)
         soil, soft, mu = p.soil, None, p.mu if prm is None else prm["friction"]
         if ws is not None:
-            soil, soft, mu_map = ws
+            soil, soft, mu_map = ws.soil, ws.soft, ws.mu
             if mu_map is not None:
                 mu = torch.where(torch.isnan(mu_map), torch.as_tensor(mu).to(mu_map), mu_map)
         elif soil is not None and prm is not None:
