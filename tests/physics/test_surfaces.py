@@ -99,3 +99,71 @@ def test_the_compiled_step_on_surfaces_matches_the_eager_one():
                            material_names=("hard", "ice", "gravel"))
     runs = {c: ruts_after_random_steps(c, heightmap=hm) for c in (False, True)}
     assert torch.allclose(runs[True][1], runs[False][1], atol=1e-4)
+
+
+# ------------------------------------------------------------- declared surfaces (issue 67)
+def _declared_env(beta_deg, defs, name="my/ground", mu=0.8):
+    """The Husky on a plane of one declared material ``name`` (``defs``: its declaration)."""
+    x = (np.arange(N_CELLS) - 150) * 0.1
+    z = np.tile(x * math.tan(math.radians(beta_deg)), (N_CELLS, 1))
+    hm = terrain.HeightMap(z, 0.1, materials=np.ones((N_CELLS, N_CELLS), int),
+                           material_names=("hard", name), material_defs=defs)
+    return OffroadVectorEnv(num_envs=1, heightmap=hm, dynamics="rigid_body", task="velocity",
+                            dynamics_params=RigidBodyParams(mu=mu), dtype=torch.float64)
+
+
+def test_a_declared_surface_is_the_env_at_its_mu_bit_for_bit():
+    # a friction no table holds (Verti-Bench's patches: 0.6255)
+    xs = _braked(_declared_env(20.0, {"my/ground": {"mu": 0.6255}}), 1.0)
+    assert np.array_equal(xs, _braked(_env(20.0, mu=0.6255), 1.0))
+    # its rolling resistance, given as the vehicle's own, changes nothing either
+    same = _braked(_declared_env(20.0, {"my/ground": {"mu": 0.6255, "c_rr": 0.02}}), 1.0)
+    assert np.array_equal(same, xs)
+
+
+def _distance_after(c_rr, seconds=2.0):
+    """How far [m] the Husky drives in ``seconds`` at full wheel speed from rest on flat
+    ground of a declared surface of rolling resistance ``c_rr`` (friction 3: grip never caps
+    the drive)."""
+    env = _declared_env(0.0, {"my/ground": {"mu": 3.0, "c_rr": c_rr}})
+    env.reset(seed=0, options={"start_pose": torch.tensor([[0.0, 0.0, 0.0]], **F64)})
+    for _ in range(int(round(seconds / 0.05))):
+        env.step(torch.ones(1, 2, **F64))
+    return float(env.unwrapped.state_view().x[0])
+
+
+def test_a_declared_rolling_resistance_slows_the_drive_and_stalls_it_past_the_motors():
+    """The motors carry at most ``4 T_max / r`` against ``c_rr m g``: past ``c* = 4 T_max / (m
+    g r)`` (1.05 for the Husky) they cannot keep it rolling; below it the drive slows as the
+    resistance grows."""
+    from offroad_env.physics.vehicle import husky
+
+    v = husky()
+    c_star = v.wheel_torque / (v.mass * G / 4 * v.wheel_radius)
+    free = _distance_after(0.02)
+    half = _distance_after(0.5 * c_star)
+    stalled = _distance_after(1.5 * c_star)
+    assert free > 1.5
+    assert 0.5 * free < half < free
+    assert stalled < 0.2 * free
+
+
+def test_declarations_are_refused_where_they_enter():
+    with pytest.raises(ValueError, match=r"material_defs\['my/mud'\]: missing \['K', 'c'"):
+        _declared_env(0.0, {"my/mud": {"n": 1.1, "k_c": 0.0, "k_phi": 2e6, "phi_deg": 30}},
+                      name="my/mud")
+    with pytest.raises(ValueError, match=r"material_defs\['my/ground'\].mu must be a finite"):
+        _declared_env(0.0, {"my/ground": {"mu": float("nan")}})
+    with pytest.raises(ValueError, match="'ice' is a built-in surface; declare yours under"):
+        _declared_env(0.0, {"ice": {"mu": 0.2}}, name="ice")
+    with pytest.raises(ValueError, match=r"declared soil 'my/mud': Soil.n must be in"):
+        _declared_env(0.0, {"my/mud": {"n": 3.0, "k_c": 0.0, "k_phi": 2e6, "c": 0.0,
+                                       "phi_deg": 30.0, "K": 0.01}}, name="my/mud")
+    with pytest.raises(ValueError, match="unknown material 'my/other'.*the map's declared"):
+        _declared_env(0.0, {"my/ground": {"mu": 0.5}}, name="my/other")
+    a = terrain.HeightMap(np.zeros((3, 3)), 1.0, material_defs={"x/g": {"mu": 0.5}})
+    b = terrain.HeightMap(np.zeros((3, 3)), 1.0, material_defs={"x/g": {"mu": 0.6}})
+    with pytest.raises(ValueError, match="'x/g' is declared two ways"):
+        terrain.HeightMap.stack([a, b])
+    assert terrain.HeightMap.stack([a, a]).material_defs == {"x/g": {"mu": 0.5}}
+    assert a[0].material_defs == a.material_defs

@@ -179,6 +179,7 @@ class SuiteSpec:
             object.__setattr__(self, "families", ())  # a suite of maps has no families
             world_suites.check_maps(self.name, self.maps, self.root, self.materials)
             world_suites.check_map_tasks(self.name, self.maps, self.tasks)
+            world_suites.check_task_bounds(self)
         elif self.tasks is not None:
             want = self.num_levels * self.worlds * self.pairs
             for fam in self.families:
@@ -394,9 +395,13 @@ def suite_config(spec: SuiteSpec, terrain_seed: int | None = None, **overrides) 
                       ground=spec.ground, terrain=maps, terrain_seed=seed, **own)
     rules = {k: v for k, v in (("goal_radius", spec.goal_radius),
                                ("stuck_speed", spec.stuck_speed)) if v is not None}
-    cfg = replace(cfg, task=replace(cfg.task, goal_distance=tuple(spec.goal_distance),
-                                    spawn_margin=spec.margin, stuck_time=spec.stuck_time_s,
-                                    **rules))
+    dist, margin = tuple(spec.goal_distance), spec.margin
+    if spec.maps is not None:  # its tasks are given: the env's own draws (an autoreset after
+        # a task's first episode, which is not counted) need only fit the maps
+        d = min(math.dist(t["start"][:2], t["goal"]) for t in spec.tasks)
+        dist, margin = (0.25 * d, 0.5 * d), 0.0
+    cfg = replace(cfg, task=replace(cfg.task, goal_distance=dist, spawn_margin=margin,
+                                    stuck_time=spec.stuck_time_s, **rules))
     return make_config("traverse", cfg, **overrides) if overrides else cfg
 
 

@@ -39,10 +39,10 @@ import numpy as np
 
 import terrain as terrain_pkg
 from terrain import verti_bench
-from terrain.materials import check_material_defs
+from terrain.materials import HARD, check_material_defs
 
-__all__ = ["DATASETS", "MAP_KEYS", "check_maps", "check_map_tasks", "load_world",
-           "world_stack", "map_groups", "map_task_arrays"]
+__all__ = ["DATASETS", "MAP_KEYS", "check_maps", "check_map_tasks", "check_task_bounds",
+           "load_world", "world_stack", "map_groups", "map_task_arrays"]
 
 #: the packaged datasets a map entry may name: ``{name: builder(key, **options) -> HeightMap}``
 DATASETS = {"verti_bench": verti_bench.world_map}
@@ -96,6 +96,15 @@ def check_maps(name: str, maps, root: str | None, materials: dict) -> None:
             if ("materials" in m) != ("material_names" in m):
                 raise ValueError(f"{where}: give 'materials' (the file) and 'material_names' "
                                  "(each value's name) together")
+            from offroad_env.physics.soil import SOILS
+            from offroad_env.physics.surfaces import SURFACES
+
+            for mat in m.get("material_names", ()):
+                if mat not in (HARD, *SURFACES, *SOILS, *materials):
+                    raise ValueError(
+                        f"{where}: material_names names {mat!r}, which is neither {HARD!r}, a "
+                        f"surface {sorted(SURFACES)}, a soil {sorted(SOILS)} nor one the "
+                        f"suite declares (materials: {sorted(materials)})")
         tags = m.get("tags", {})
         if not isinstance(tags, dict) or not all(isinstance(k, str) and isinstance(v, str)
                                                  for k, v in tags.items()):
@@ -181,12 +190,45 @@ def _read_labels(path: Path) -> np.ndarray:
     return arr
 
 
+@functools.lru_cache(maxsize=256)
+def _world(key: str):
+    k = json.loads(key)
+    return load_world(k["map"], k["root"], k["materials"], k["options"])
+
+
+def _world_of(spec, entry):
+    """One map of the suite, built once (the suite's checks and runs share it)."""
+    return _world(json.dumps({"map": entry, "root": spec.root, "materials": spec.materials,
+                              "options": spec.dataset_options}, sort_keys=True, default=str))
+
+
 @functools.lru_cache(maxsize=8)
 def _stack(key: str):
-    spec = json.loads(key)
-    maps = [load_world(m, spec["root"], spec["materials"], spec["options"])
-            for m in spec["maps"]]
-    return terrain_pkg.HeightMap.stack(maps)
+    k = json.loads(key)
+    return terrain_pkg.HeightMap.stack([
+        _world(json.dumps({"map": m, "root": k["root"], "materials": k["materials"],
+                           "options": k["options"]}, sort_keys=True, default=str))
+        for m in k["maps"]])
+
+
+def check_task_bounds(spec, margin: float = 0.0) -> None:
+    """ValueError naming the task, its map and the map's bounds for a start or goal off its
+    map (each map built once: :func:`world_stack` reuses them)."""
+    maps = {m["name"]: m for m in spec.maps}
+    bounds = {}
+    for k, t in enumerate(spec.tasks):
+        if t["map"] not in bounds:
+            try:
+                bounds[t["map"]] = _world_of(spec, maps[t["map"]]).bounds
+            except ValueError as exc:
+                raise ValueError(f"suite {spec.name}: map {t['map']!r}: {exc}") from None
+        x0, x1, y0, y1 = bounds[t["map"]]
+        for key in ("start", "goal"):
+            x, y = t[key][:2]
+            if not (x0 + margin <= x <= x1 - margin and y0 + margin <= y <= y1 - margin):
+                raise ValueError(f"suite {spec.name}: tasks[{k}] {key} ({x}, {y}) is off its "
+                                 f"map {t['map']!r}, which spans x [{x0}, {x1}], y [{y0}, "
+                                 f"{y1}] m")
 
 
 def world_stack(spec):
@@ -214,7 +256,7 @@ def map_groups(spec) -> list[tuple[list[int], list[int]]]:
     else:
         keys = []
         for m in maps:
-            hm = load_world(m, spec.root, spec.materials, spec.dataset_options)
+            hm = _world_of(spec, m)
             keys.append((hm.shape, hm.resolution, hm.origin))
     order = list(dict.fromkeys(keys))
     out = []
