@@ -188,3 +188,23 @@ def test_soil_parameters_are_verti_benchs_scm_values():
     assert (sand["n"], sand["k_c"], sand["k_phi"], sand["c"], sand["phi_deg"], sand["K"]) == (
         0.793, 102e3, 5301e3, 1.3e3, 31.1, 0.012)
     assert math.isclose(vb.TYRE_MU, 0.9)
+
+
+def test_a_husky_wheel_makes_positive_drawbar_pull_on_its_snow_and_mud_past_a_little_slip():
+    """The closed form the OffroadBench guide quotes (flat ground, a Husky wheel's load): on
+    Verti-Bench's snow the pull turns positive between 10 and 20 % slip, on its mud and sand
+    below 10 %; the ruts: 80, 18 and 3 mm."""
+    from offroad_env.physics.soil import drawbar_pull
+    from offroad_env.physics.soil_contact import declared_materials
+    from offroad_env.physics.vehicle import husky
+
+    v = husky()
+    W = v.mass * 9.81 / 4
+    soils = {n: s for n, (_, s) in declared_materials(vb.SOILS).items()}
+    i = torch.tensor([0.05, 0.1, 0.2, 1.0], dtype=torch.float64)
+    for name, sign_at, rut_mm in (("verti_bench/snow", [-1, -1, 1, 1], 80.0),
+                                  ("verti_bench/mud", [-1, 1, 1, 1], 18.3),
+                                  ("verti_bench/sand", [-1, 1, 1, 1], 2.7)):
+        pull, z = drawbar_pull(soils[name], v.wheel_width, v.wheel_radius, W, i)
+        assert torch.sign(pull).tolist() == sign_at, name
+        assert float(z[0]) * 1000 == pytest.approx(rut_mm, abs=0.5), name
