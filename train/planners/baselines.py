@@ -235,7 +235,7 @@ BASELINES: dict[str, Callable] = {
 
 
 #: the privileged planners a policy name may start with (``"mppi:K=32,H=15"``)
-PLANNERS = ("mppi", "rollout")
+PLANNERS = ("mppi", "rollout", "path")
 #: the options a goal-steering baseline takes by name (``"heuristic:speed=0.5,bias=25"``)
 _OPTIONS = {"heuristic": ("gain", "speed", "bias"),
             "careful": ("gain", "speed", "bias", "margin_deg", "steep_deg"),
@@ -263,7 +263,8 @@ def baseline(name: str, env, seed: int) -> Callable:
     ``"heuristic:speed=0.5,bias=25"`` (and careful, physics) sets its keyword options;
     ``"mppi"`` or ``"mppi:samples=32,horizon=15,..."`` is the privileged MPPI planner
     (:mod:`train.planners.mppi`), ``"rollout:replan=20,..."`` the privileged rollout planner
-    (:mod:`train.planners.rollout`)."""
+    (:mod:`train.planners.rollout`), ``"path"`` or ``"path:lookahead=0.8,..."`` the privileged
+    map planner (:mod:`train.planners.path`)."""
     head, sep, text = name.partition(":")
     if head == "mppi":
         from train.planners.mppi import mppi_policy, parse_options
@@ -275,6 +276,9 @@ def baseline(name: str, env, seed: int) -> Callable:
         return mppi_policy(env, seed, BASELINES[g](env, seed) if g else None, **opts)
     if head == "rollout":
         return _rollout(text, env, seed)
+    if head == "path":
+        from train.planners.path import parse_options as path_options, path_policy
+        return path_policy(env, seed, **path_options(text))
     if head not in BASELINES or (sep and head not in _OPTIONS):
         raise ValueError(f"unknown baseline {name!r}; known: {tuple(BASELINES)} (options "
                          f"for {tuple(_OPTIONS)}), or a planner {PLANNERS}")

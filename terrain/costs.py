@@ -1,0 +1,141 @@
+"""Cost-to-go fields on a map's grid: the least cost from every sample to a goal, for N goals at
+once, and the path that descends one.
+
+The graph: each sample is a node joined to its 8 neighbours; an edge costs its length [m] times
+the mean of its two samples' costs (``cost`` ``(M, ny, nx)``, a map's per-sample cost per metre,
+``inf``: impassable). A goal's field is the least sum of edge costs to it (Dijkstra's distance;
+``inf`` where no path reaches). :func:`cost_to_go` relaxes all N fields together, Bellman-Ford
+style in torch (each sweep takes every edge once in the 8 directions, until no field changes),
+which gives Dijkstra's distances exactly: the same sums of the same edges (``dijkstra`` below is
+the reference the tests hold it to).
+
+Shapes: ``cost`` ``(M, ny, nx)``, a field ``(N, ny, nx)`` in the map's row order (row ``i`` at
+``y0 + i res_y``).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+
+import numpy as np
+import torch
+
+__all__ = ["NEIGHBOURS", "cost_to_go", "dijkstra", "descend"]
+
+#: the 8 neighbour offsets ``(d_row, d_col)``
+NEIGHBOURS = ((-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0), (1, 1))
+
+
+def _edge_lengths(res_x: float, res_y: float) -> list[float]:
+    return [math.hypot(dc * res_x, dr * res_y) for dr, dc in NEIGHBOURS]
+
+
+def _shift(t: torch.Tensor, dr: int, dc: int, fill: float) -> torch.Tensor:
+    """``out[..., i, j] = t[..., i + dr, j + dc]`` (``fill`` off the grid)."""
+    out = torch.full_like(t, fill)
+    ny, nx = t.shape[-2:]
+    rs = slice(max(0, -dr), ny - max(0, dr))
+    cs = slice(max(0, -dc), nx - max(0, dc))
+    rt = slice(max(0, dr), ny + min(0, dr))
+    ct = slice(max(0, dc), nx + min(0, dc))
+    out[..., rs, cs] = t[..., rt, ct]
+    return out
+
+
+def cost_to_go(cost: torch.Tensor, goal_rc: torch.Tensor, map_index: torch.Tensor | None = None,
+               resolution=(1.0, 1.0), max_sweeps: int | None = None) -> torch.Tensor:
+    """``(N, ny, nx)`` float64: each goal's cost-to-go over its map (module docstring).
+
+    Args:
+        cost: ``(M, ny, nx)`` (or ``(ny, nx)``) cost per metre of each sample, > 0; ``inf``
+            impassable (NaN is taken as ``inf``).
+        goal_rc: ``(N, 2)`` int the goals' ``(row, column)``.
+        map_index: ``(N,)`` each goal's map (None: map 0).
+        resolution: ``(res_x, res_y)`` [m] (or one number).
+        max_sweeps: stop after this many sweeps (None: until converged, at most ``ny nx``).
+    """
+    c = torch.as_tensor(cost, dtype=torch.float64)
+    if c.ndim == 2:
+        c = c[None]
+    c = torch.where(torch.isnan(c), torch.full_like(c, math.inf), c)
+    if bool((c <= 0).any()):
+        raise ValueError("cost must be > 0 per metre (inf: impassable)")
+    goal_rc = torch.as_tensor(goal_rc, dtype=torch.int64).reshape(-1, 2)
+    N = goal_rc.shape[0]
+    mi = (torch.zeros(N, dtype=torch.int64) if map_index is None
+          else torch.as_tensor(map_index, dtype=torch.int64).reshape(-1))
+    rx, ry = (resolution, resolution) if isinstance(resolution, (int, float)) else resolution
+    ny, nx = c.shape[-2:]
+    if bool(((goal_rc[:, 0] < 0) | (goal_rc[:, 0] >= ny) | (goal_rc[:, 1] < 0)
+             | (goal_rc[:, 1] >= nx)).any()):
+        raise ValueError(f"goal_rc must lie on the {ny} x {nx} grid, got {goal_rc.tolist()}")
+    cn = c[mi]                                           # (N, ny, nx)
+    # the edge from each sample to its neighbour (dr, dc): length x mean cost (inf off the grid)
+    edges = [float(L) * 0.5 * (cn + _shift(cn, dr, dc, math.inf))
+             for L, (dr, dc) in zip(_edge_lengths(rx, ry), NEIGHBOURS)]
+    d = torch.full((N, ny, nx), math.inf, dtype=torch.float64)
+    rows = torch.arange(N)
+    d[rows, goal_rc[:, 0], goal_rc[:, 1]] = 0.0
+    limit = ny * nx if max_sweeps is None else max_sweeps
+    for _ in range(limit):
+        new = d
+        for e, (dr, dc) in zip(edges, NEIGHBOURS):
+            new = torch.minimum(new, e + _shift(d, dr, dc, math.inf))
+        if torch.equal(new, d):
+            break
+        d = new
+    return d
+
+
+def dijkstra(cost: np.ndarray, goal_rc, resolution=(1.0, 1.0)) -> np.ndarray:
+    """``(ny, nx)`` the cost-to-go of one goal by Dijkstra's algorithm (heap; the reference
+    for :func:`cost_to_go`; slow in Python: a test's small grids)."""
+    c = np.asarray(cost, dtype=np.float64)
+    c = np.where(np.isnan(c), np.inf, c)
+    ny, nx = c.shape
+    rx, ry = (resolution, resolution) if isinstance(resolution, (int, float)) else resolution
+    lengths = _edge_lengths(rx, ry)
+    d = np.full((ny, nx), np.inf)
+    g = (int(goal_rc[0]), int(goal_rc[1]))
+    d[g] = 0.0
+    heap = [(0.0, g)]
+    done = np.zeros((ny, nx), bool)
+    while heap:
+        du, (r, q) = heapq.heappop(heap)
+        if done[r, q]:
+            continue
+        done[r, q] = True
+        for L, (dr, dc) in zip(lengths, NEIGHBOURS):
+            # the edge is the neighbour's own (dr, dc) edge reversed: the same length and cost
+            a, b = r - dr, q - dc
+            if 0 <= a < ny and 0 <= b < nx and not done[a, b]:
+                nd = du + L * 0.5 * (c[a, b] + c[r, q])
+                if nd < d[a, b]:
+                    d[a, b] = nd
+                    heapq.heappush(heap, (nd, (a, b)))
+    return d
+
+
+def descend(field: torch.Tensor, start_rc: torch.Tensor, steps: int) -> torch.Tensor:
+    """``(N, steps + 1, 2)`` int64: from each start ``(row, column)``, ``steps`` moves to the
+    neighbour of least field value (staying where none is lower: the goal or a dead end).
+    ``field``: ``(N, ny, nx)``."""
+    N, ny, nx = field.shape
+    rc = torch.as_tensor(start_rc, dtype=torch.int64).reshape(N, 2).clone()
+    rows = torch.arange(N)
+    offs = torch.tensor(NEIGHBOURS, dtype=torch.int64)
+    out = [rc.clone()]
+    for _ in range(steps):
+        cand = rc[:, None, :] + offs[None]               # (N, 8, 2)
+        ok = ((cand[..., 0] >= 0) & (cand[..., 0] < ny) & (cand[..., 1] >= 0)
+              & (cand[..., 1] < nx))
+        cr, cc = cand[..., 0].clamp(0, ny - 1), cand[..., 1].clamp(0, nx - 1)
+        val = field[rows[:, None], cr, cc]
+        val = torch.where(ok, val, torch.full_like(val, math.inf))
+        best = val.argmin(1)
+        here = field[rows, rc[:, 0], rc[:, 1]]
+        lower = val[rows, best] < here
+        rc = torch.where(lower[:, None], cand[rows, best], rc)
+        out.append(rc.clone())
+    return torch.stack(out, 1)

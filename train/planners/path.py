@@ -1,0 +1,238 @@
+"""A map planner: traversability on the map's grid, a cost-to-go field to each env's goal, and
+the ``path`` baseline that follows it with pure pursuit. **Privileged**: it reads the true map
+(``env.unwrapped.terrain``), the vehicle and each env's pose and goal (``state_view``), not
+only the observation.
+
+**Traversability** (:func:`traversability`), per sample of the map, for the vehicle, as a
+conservative *isotropic* bound (the heading is not in the search: every limit is taken at the
+worst heading, so a slope the vehicle could cross along its contour but not climb counts as
+one it cannot climb):
+
+* *slope*, of the ground smoothed over the wheel base: impassable past ``slope_share`` of the
+  least of the static roll limit (:func:`~offroad_env.physics.stability.static_tip_limits`)
+  and the steepest climb friction allows, ``atan(mu - c_rr)`` (``mu`` the sample's surface's,
+  else the env's); on soil, the climb its closed-form drawbar pull at full slip allows,
+  ``asin(DP / W)``;
+* *steps*: a rise to a sample within a wheel radius that the steepest climbable slope over
+  that run does not explain, impassable past the ledge-climb limit
+  (:func:`~offroad_env.physics.stability.ledge_climb_limit`, the sample's friction);
+* *holes* and the map's edge: impassable;
+* the impassable samples grown by the vehicle's half width (its body must pass);
+* the cost per metre of the rest: ``1 + slope_weight (theta / theta_max)^2 + soil_weight R_c /
+  W`` (``R_c`` the soil's compaction resistance at the wheel's rolling sinkage, ``W`` its
+  load).
+
+The field is computed on a planning grid ``stride`` samples apart (each planning cell the worst
+of its block) by :func:`terrain.costs.cost_to_go`, once per goal. The policy looks up its cell,
+descends the field ``lookahead`` metres and steers at that point (pure pursuit: turn rate
+``gain x bearing``), full speed within 45 degrees, 0.3 otherwise. Off the field (a pose inside
+a grown obstacle, where no path leaves), and within ``lookahead`` of the goal, it steers at the
+goal.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+
+import torch
+import torch.nn.functional as F
+
+from offroad_env.physics.rigid_params import RigidBodyParams
+from offroad_env.physics.soil import SOILS, compaction_resistance, drawbar_pull, sinkage
+from offroad_env.physics.soil_contact import declared_materials
+from offroad_env.physics.stability import ledge_climb_limit, static_tip_limits
+from offroad_env.physics.surfaces import SURFACES
+from terrain.costs import cost_to_go, descend
+
+from train.planners.baselines import _skid, drive
+from train.planners.options import parse_options as _parse
+
+__all__ = ["PathConfig", "traversability", "path_policy", "parse_options"]
+
+
+@dataclass(frozen=True)
+class PathConfig:
+    """The ``path`` baseline's options (``--policy path:lookahead=1.0,...``).
+
+    Attributes:
+        cell: the planning grid's spacing, at least [m] (a stride of the map's samples).
+        lookahead: pure pursuit's look-ahead along the path [m].
+        gain: turn rate per radian of bearing.
+        slope_share: the share of the slope limit past which ground is impassable.
+        slope_weight, soil_weight: the costs' weights (module docstring).
+        inflate: the half width the impassable samples grow by [m] (None: half the track
+            plus half a tyre).
+        min_step: the least step that is a wall, in wheel radii (the ledge limit where higher).
+    """
+
+    cell: float = 0.15
+    lookahead: float = 0.8
+    gain: float = 2.0
+    slope_share: float = 1.0
+    slope_weight: float = 2.0
+    soil_weight: float = 5.0
+    inflate: float | None = None
+    min_step: float = 0.5
+
+
+_TYPES = {f.name: float for f in fields(PathConfig)}
+
+
+def parse_options(text: str) -> dict:
+    """``"lookahead=1.0,cell=0.2"`` as :class:`PathConfig` keywords."""
+    return _parse(text, _TYPES, {}, "path")
+
+
+def _box(h: torch.Tensor, k: int) -> torch.Tensor:
+    """``(M, ny, nx)`` the mean over a ``k x k`` box (replicated at the edges)."""
+    if k <= 1:
+        return h
+    pad = k // 2
+    x = F.pad(h[:, None], (pad, pad, pad, pad), mode="replicate")
+    return F.avg_pool2d(x, k, stride=1)[:, 0]
+
+
+def _material_limits(maps, vehicle, mu: float, c_rr: float):
+    """Per material index: ``(theta_max [rad], ledge [m], cost added per metre)`` lists."""
+    names = maps.material_names or ("hard",)
+    own = declared_materials(maps.material_defs_key)
+    W = vehicle.mass * 9.81 / vehicle.num_wheels
+    b, r = vehicle.wheel_width or 0.1, vehicle.wheel_radius
+    out = []
+    for n in names:
+        soil = (own[n][1] if n in own and own[n][0] == "soil"
+                else SOILS.get(n) if n not in SURFACES and n != "hard" and n not in own
+                else None)
+        if soil is None:
+            m = own[n][1][0] if n in own else SURFACES.get(n, mu)
+            crr = (own[n][1][1] if n in own and own[n][1][1] is not None else c_rr)
+            out.append((math.atan(max(m - crr, 1e-3)), ledge_climb_limit(vehicle, m) * r, 0.0))
+            continue
+        dp, _ = drawbar_pull(soil, b, r, W, torch.tensor(1.0, dtype=torch.float64))
+        z = sinkage(soil, b, r, torch.tensor(W, dtype=torch.float64))
+        rc = float(compaction_resistance(soil, b, z)) / W
+        climb = math.asin(min(max(float(dp) / W, 1e-3), 1.0))
+        out.append((climb, ledge_climb_limit(vehicle, math.tan(soil.phi)) * r, rc))
+    return out
+
+
+def traversability(maps, vehicle, mu: float, c_rr: float = 0.02, cfg: PathConfig = PathConfig()
+                   ) -> tuple[torch.Tensor, int]:
+    """``(cost (M, ny', nx') float64 per metre, inf impassable; stride)``: the map's
+    traversability for ``vehicle`` on the planning grid (every ``stride``-th sample's block;
+    module docstring). ``mu``, ``c_rr``: the env's friction and the tyre's rolling resistance."""
+    h = maps.heights.to(torch.float64)
+    if h.ndim == 2:
+        h = h[None]
+    h = h + maps.z_offset.to(torch.float64)[:, None, None]
+    rx, ry = maps.resolution
+    res = min(rx, ry)
+    hole = torch.isnan(h)
+    hf = torch.where(hole, _box(torch.nan_to_num(h), 3), h)
+    xs = [p[0] for p in vehicle.wheel_positions]
+    k = max(1, int(round((max(xs) - min(xs)) / res)) | 1)       # odd, about the wheel base
+    hs = _box(hf, k)
+    gy, gx = torch.gradient(hs, spacing=(ry, rx), dim=(1, 2))
+    theta = torch.atan(torch.hypot(gx, gy))
+    roll, _ = static_tip_limits(vehicle)
+    limits = _material_limits(maps, vehicle, mu, c_rr)
+    mat = (maps.materials.long() if maps.materials is not None
+           else torch.zeros_like(h, dtype=torch.long))
+    lim = torch.tensor([min(a, roll) for a, _, _ in limits], dtype=torch.float64)[mat]
+    ledge = torch.tensor([b for _, b, _ in limits], dtype=torch.float64)[mat]
+    soil = torch.tensor([c for _, _, c in limits], dtype=torch.float64)[mat]
+    # a step: a rise to a sample within a wheel radius that the steepest climbable slope over
+    # that run leaves unexplained by more than the ledge limit (a wall, a rock's side)
+    reach = max(1, int(round(vehicle.wheel_radius / res)))
+    tan_lim = torch.tan(lim)
+    step = torch.zeros_like(hf)
+    for dr in range(-reach, reach + 1):
+        for dc in range(-reach, reach + 1):
+            d = math.hypot(dr * ry, dc * rx)
+            if d == 0 or d > vehicle.wheel_radius + 1e-9:
+                continue
+            other = torch.roll(hf, (dr, dc), dims=(1, 2))
+            step = torch.maximum(step, (other - hf).abs() - d * tan_lim)
+    # (a rise under half a wheel radius is the ground's roughness, which a wheel rolls over
+    # where the ledge limit at low friction would call it a wall)
+    wall = hole | (step > torch.clamp(ledge, min=cfg.min_step * vehicle.wheel_radius))
+    wall[:, 0, :] = wall[:, -1, :] = True
+    wall[:, :, 0] = wall[:, :, -1] = True
+    half = (cfg.inflate if cfg.inflate is not None
+            else 0.5 * (vehicle.track_width + (vehicle.wheel_width or 0.0)))
+    g = int(math.ceil(half / res))
+    if g > 0:  # the body must pass a wall or a hole; a slope it meets with its wheels
+        wall = F.max_pool2d(wall[:, None].double(), 2 * g + 1, stride=1, padding=g)[:, 0] > 0
+    bad = wall | (theta > cfg.slope_share * lim)
+    cost = 1.0 + cfg.slope_weight * (theta / lim) ** 2 + cfg.soil_weight * soil
+    cost = torch.where(bad, torch.full_like(cost, math.inf), cost)
+    stride = max(1, int(round(cfg.cell / res)))
+    if stride > 1:  # each planning cell: the worst of its block
+        cost = F.max_pool2d(cost[:, None], stride, stride=stride, ceil_mode=True)[:, 0]
+    return cost, stride
+
+
+def path_policy(env, seed: int = 0, **options):
+    """The ``path`` baseline for ``env`` (module docstring); ``options``: :class:`PathConfig`
+    fields. Privileged: reads the map and each env's pose and goal."""
+    cfg = PathConfig(**options)
+    skid = _skid(env, "path baseline")
+    base = env.unwrapped
+    maps = base.terrain
+    p = base.config.dynamics_params or RigidBodyParams()
+    mu, c_rr = float(getattr(p, "mu", 0.8)), float(getattr(p, "c_rr", 0.02))
+    cost, stride = traversability(maps, base.vehicle, mu, c_rr, cfg)
+    rx, ry = maps.resolution
+    x0, _, y0, _ = maps.bounds
+    sx, sy = stride * rx, stride * ry
+    ny, nx = cost.shape[-2:]
+    state = {"goal": None, "field": None}
+    n_look = max(2, int(math.ceil(cfg.lookahead / min(sx, sy))) + 2)
+
+    def cell_of(x, y):
+        c = ((x - x0) / sx).round().long().clamp(0, nx - 1)
+        r = ((y - y0) / sy).round().long().clamp(0, ny - 1)
+        return torch.stack((r, c), 1)
+
+    def fields_for(view, rows):
+        goal = view.goal_w[rows]
+        g = cell_of(goal[:, 0], goal[:, 1])
+        mi = view.map_index[rows]
+        c = cost[mi].clone()
+        c[torch.arange(len(rows)), g[:, 0], g[:, 1]] = 1.0   # the goal is reachable there
+        return cost_to_go(c, g, None, (sx, sy))
+
+    def act(obs):
+        view = base.state_view()
+        goal = view.goal_w.to(torch.float64)
+        if state["field"] is None:
+            state["field"] = fields_for(view, torch.arange(goal.shape[0]))
+            state["goal"] = goal.clone()
+        else:
+            new = torch.nonzero((goal != state["goal"]).any(1)).flatten()
+            if new.numel():
+                state["field"][new] = fields_for(view, new)
+                state["goal"][new] = goal[new]
+        field = state["field"]
+        x, y, yaw = view.x.to(torch.float64), view.y.to(torch.float64), view.yaw.double()
+        here = cell_of(x, y)
+        rows = torch.arange(x.shape[0])
+        on = torch.isfinite(field[rows, here[:, 0], here[:, 1]])
+        path = descend(torch.where(torch.isfinite(field), field,
+                                   torch.full_like(field, 1e30)), here, n_look)
+        px = x0 + path[..., 1].double() * sx
+        py = y0 + path[..., 0].double() * sy
+        d = torch.hypot(px - x[:, None], py - y[:, None])
+        k = torch.argmax((d >= cfg.lookahead).long(), 1)
+        k = torch.where((d >= cfg.lookahead).any(1), k, torch.full_like(k, n_look))
+        tx, ty = px[rows, k], py[rows, k]
+        near = torch.hypot(goal[:, 0] - x, goal[:, 1] - y) < cfg.lookahead
+        tx = torch.where(near | ~on, goal[:, 0], tx)
+        ty = torch.where(near | ~on, goal[:, 1], ty)
+        bearing = torch.remainder(torch.atan2(ty - y, tx - x) - yaw + math.pi,
+                                  2 * math.pi) - math.pi
+        w = (cfg.gain * bearing).clamp(-1.0, 1.0)
+        v = torch.where(bearing.abs() < math.pi / 4, torch.ones_like(w), torch.full_like(w, 0.3))
+        return drive(v.to(obs.dtype), w.to(obs.dtype), skid)
+    return act
