@@ -278,7 +278,8 @@ def baseline(name: str, env, seed: int) -> Callable:
         return _rollout(text, env, seed)
     if head == "path":
         from train.planners.path import parse_options as path_options, path_policy
-        return path_policy(env, seed, **path_options(text))
+        skid = _skid(env, "path baseline")
+        return path_policy(env, lambda v, w: drive(v, w, skid), **path_options(text))
     if head not in BASELINES or (sep and head not in _OPTIONS):
         raise ValueError(f"unknown baseline {name!r}; known: {tuple(BASELINES)} (options "
                          f"for {tuple(_OPTIONS)}), or a planner {PLANNERS}")

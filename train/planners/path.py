@@ -45,7 +45,6 @@ from offroad_env.physics.stability import ledge_climb_limit, static_tip_limits
 from offroad_env.physics.surfaces import SURFACES
 from terrain.costs import cost_to_go, descend
 
-from train.planners.baselines import _skid, drive
 from train.planners.options import parse_options as _parse
 
 __all__ = ["PathConfig", "traversability", "path_policy", "parse_options"]
@@ -173,11 +172,12 @@ def traversability(maps, vehicle, mu: float, c_rr: float = 0.02, cfg: PathConfig
     return cost, stride
 
 
-def path_policy(env, seed: int = 0, **options):
-    """The ``path`` baseline for ``env`` (module docstring); ``options``: :class:`PathConfig`
-    fields. Privileged: reads the map and each env's pose and goal."""
+def path_policy(env, to_action, **options):
+    """The ``path`` baseline for ``env`` (module docstring): ``act(obs) -> actions``, its
+    speed and turn rate ``(M,)`` made actions by ``to_action(v, w)`` (the baselines' ``drive``
+    for the env's model: :func:`train.planners.baselines.baseline` builds it so); ``options``:
+    :class:`PathConfig` fields. Privileged: reads the map and each env's pose and goal."""
     cfg = PathConfig(**options)
-    skid = _skid(env, "path baseline")
     base = env.unwrapped
     maps = base.terrain
     p = base.config.dynamics_params or RigidBodyParams()
@@ -234,5 +234,5 @@ def path_policy(env, seed: int = 0, **options):
                                   2 * math.pi) - math.pi
         w = (cfg.gain * bearing).clamp(-1.0, 1.0)
         v = torch.where(bearing.abs() < math.pi / 4, torch.ones_like(w), torch.full_like(w, 0.3))
-        return drive(v.to(obs.dtype), w.to(obs.dtype), skid)
+        return to_action(v.to(obs.dtype), w.to(obs.dtype))
     return act
