@@ -94,7 +94,9 @@ def start_slope_limits(spec) -> tuple[float, ...]:
     """The start and goal slope limit [deg] of each map of :meth:`SuiteSpec.on_one_grid`'s
     level stack, by its family (its ``per_family`` ``max_start_slope_deg``, else the suite's):
     the ``TaskConfig.max_start_slope_deg`` that draws training's starts and goals where the
-    suite's lie (``train.ppo --suite``)."""
+    suite's lie (``train.ppo --suite``). A suite of maps: the suite's limit on each map."""
+    if spec.maps is not None:
+        return tuple(float(spec.max_start_slope_deg) for _ in spec.maps)
     own = {f: spec.per_family.get(f, {}).get("max_start_slope_deg", spec.max_start_slope_deg)
            for f in spec.families}
     return tuple(float(own[f]) for f in spec.families
