@@ -76,7 +76,7 @@ def test_on_a_plane_the_path_is_the_straight_line():
     # cells off the straight line; keeping to the line needs any-angle smoothing, not done yet)
 
 
-def test_a_wall_past_the_limits_is_routed_around_and_a_low_ledge_crossed():
+def test_walls_and_ledges_past_the_limit_are_routed_around_and_a_low_ledge_crossed():
     res = 0.05
     h = np.zeros((161, 161))
     h[20:141, 78:83] = 0.4            # a wall 0.4 m high across most of the map at x = 0
@@ -89,7 +89,15 @@ def test_a_wall_past_the_limits_is_routed_around_and_a_low_ledge_crossed():
     field, path, rc = _route(low, (-2.0, 0.0), (2.0, 0.0), res)
     rows = path.numpy()[:, 0]
     assert path[-1].tolist() == rc((2.0, 0.0)) and np.abs(rows - rc((0, 0))[0]).max() <= 1
+    # a platform 13 cm high (its edge a ledge past the limit, under a wheel radius) between
+    # start and goal: the path goes around it, not over it
+    block = np.zeros((161, 161))
+    block[40:121, 70:91] = 0.13       # y -2 ... 2 m, x -0.5 ... 0.5 m
+    field, path, rc = _route(block, (-2.0, 0.0), (2.0, 0.0), res)
+    p = path.numpy()
+    assert p[-1].tolist() == rc((2.0, 0.0))
+    assert not any(40 <= r <= 120 and 70 <= c <= 90 for r, c in p)
     high = np.zeros((161, 161))
-    high[:, 80:] = 0.15               # a 15 cm ledge across the whole map: no way over
+    high[:, 80:] = 0.25               # a 25 cm step across the whole map: a wall, no way over
     (cost, _), _ = _planner_cost(high, res)
     assert torch.isinf(cost[0, :, 79:81]).all()

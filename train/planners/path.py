@@ -60,19 +60,22 @@ class PathConfig:
         gain: turn rate per radian of bearing.
         slope_share: the share of the slope limit past which ground is impassable.
         slope_weight, soil_weight: the costs' weights (module docstring).
-        inflate: the half width the impassable samples grow by [m] (None: half the track
-            plus half a tyre).
-        min_step: the least step that is a wall, in wheel radii (the ledge limit where higher).
+        inflate: the radius the walls grow by [m] (None: half the diagonal of the wheels'
+            footprint, tyres included: the body turning in place clears a wall so far from
+            its centre).
+        wall_step: the least step that is a wall, in wheel radii.
+        penalty: the cost factor of ground past the slope or ledge limit.
     """
 
     cell: float = 0.15
-    lookahead: float = 0.8
+    lookahead: float = 0.6
     gain: float = 2.0
     slope_share: float = 1.0
     slope_weight: float = 2.0
     soil_weight: float = 5.0
     inflate: float | None = None
-    min_step: float = 0.5
+    wall_step: float = 1.0
+    penalty: float = 100.0
 
 
 _TYPES = {f.name: float for f in fields(PathConfig)}
@@ -153,19 +156,25 @@ def traversability(maps, vehicle, mu: float, c_rr: float = 0.02, cfg: PathConfig
                 continue
             other = torch.roll(hf, (dr, dc), dims=(1, 2))
             step = torch.maximum(step, (other - hf).abs() - d * tan_lim)
-    # (a rise under half a wheel radius is the ground's roughness, which a wheel rolls over
-    # where the ledge limit at low friction would call it a wall)
-    wall = hole | (step > torch.clamp(ledge, min=cfg.min_step * vehicle.wheel_radius))
-    wall[:, 0, :] = wall[:, -1, :] = True
-    wall[:, :, 0] = wall[:, :, -1] = True
-    half = (cfg.inflate if cfg.inflate is not None
-            else 0.5 * (vehicle.track_width + (vehicle.wheel_width or 0.0)))
+    # a wall (a rock's side, a cliff): a step past a wheel radius, never crossed; a step past
+    # the ledge limit, or a slope past its limit, may be only the map's relief at its grid:
+    # crossed at a cost ``penalty`` times higher, so a route exists wherever one may
+    wall = hole | (step > cfg.wall_step * vehicle.wheel_radius)
+    hard = (step > ledge) | (theta > cfg.slope_share * lim)
+    xs_ = [q[0] for q in vehicle.wheel_positions]
+    half = (cfg.inflate if cfg.inflate is not None  # the wheels' footprint's half diagonal
+            else 0.5 * math.hypot(max(xs_) - min(xs_) + 2 * vehicle.wheel_radius,
+                                  vehicle.track_width + (vehicle.wheel_width or 0.0)))
     g = int(math.ceil(half / res))
     if g > 0:  # the body must pass a wall or a hole; a slope it meets with its wheels
         wall = F.max_pool2d(wall[:, None].double(), 2 * g + 1, stride=1, padding=g)[:, 0] > 0
-    bad = wall | (theta > cfg.slope_share * lim)
-    cost = 1.0 + cfg.slope_weight * (theta / lim) ** 2 + cfg.soil_weight * soil
-    cost = torch.where(bad, torch.full_like(cost, math.inf), cost)
+    # the map's edge: a wall of one sample, not grown (a task may start near it; the env ends
+    # an episode off the map on its own)
+    wall[:, 0, :] = wall[:, -1, :] = True
+    wall[:, :, 0] = wall[:, :, -1] = True
+    cost = 1.0 + cfg.slope_weight * (theta / lim).clamp(max=1.0) ** 2 + cfg.soil_weight * soil
+    cost = torch.where(hard, cost * cfg.penalty, cost)
+    cost = torch.where(wall, torch.full_like(cost, math.inf), cost)
     stride = max(1, int(round(cfg.cell / res)))
     if stride > 1:  # each planning cell: the worst of its block
         cost = F.max_pool2d(cost[:, None], stride, stride=stride, ceil_mode=True)[:, 0]
@@ -215,7 +224,10 @@ def path_policy(env, to_action, **options):
                 state["field"][new] = fields_for(view, new)
                 state["goal"][new] = goal[new]
         field = state["field"]
-        x, y, yaw = view.x.to(torch.float64), view.y.to(torch.float64), view.yaw.double()
+        # the body's centre (base_link), not the rear axle: the walls are grown around it
+        x = view.base_position_w[:, 0].to(torch.float64)
+        y = view.base_position_w[:, 1].to(torch.float64)
+        yaw = view.yaw.double()
         here = cell_of(x, y)
         rows = torch.arange(x.shape[0])
         on = torch.isfinite(field[rows, here[:, 0], here[:, 1]])
