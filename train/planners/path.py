@@ -65,6 +65,8 @@ class PathConfig:
             its centre).
         wall_step: the least step that is a wall, in wheel radii.
         penalty: the cost factor of ground past the slope or ledge limit.
+        clearance, near_factor: ground within ``clearance`` [m] of a grown wall costs
+            ``near_factor`` times more.
     """
 
     cell: float = 0.15
@@ -75,6 +77,8 @@ class PathConfig:
     soil_weight: float = 5.0
     inflate: float | None = None
     wall_step: float = 1.0
+    clearance: float = 0.3
+    near_factor: float = 4.0
     penalty: float = 100.0
 
 
@@ -149,12 +153,14 @@ def traversability(maps, vehicle, mu: float, c_rr: float = 0.02, cfg: PathConfig
     reach = max(1, int(round(vehicle.wheel_radius / res)))
     tan_lim = torch.tan(lim)
     step = torch.zeros_like(hf)
+    ny, nx = hf.shape[-2:]
+    padded = F.pad(hf[:, None], (reach, reach, reach, reach), mode="replicate")[:, 0]
     for dr in range(-reach, reach + 1):
         for dc in range(-reach, reach + 1):
             d = math.hypot(dr * ry, dc * rx)
             if d == 0 or d > vehicle.wheel_radius + 1e-9:
-                continue
-            other = torch.roll(hf, (dr, dc), dims=(1, 2))
+                continue  # (the edge's replicated samples: no step off the map)
+            other = padded[:, reach + dr:reach + dr + ny, reach + dc:reach + dc + nx]
             step = torch.maximum(step, (other - hf).abs() - d * tan_lim)
     # a wall (a rock's side, a cliff): a step past a wheel radius, never crossed; a step past
     # the ledge limit, or a slope past its limit, may be only the map's relief at its grid:
@@ -168,12 +174,16 @@ def traversability(maps, vehicle, mu: float, c_rr: float = 0.02, cfg: PathConfig
     g = int(math.ceil(half / res))
     if g > 0:  # the body must pass a wall or a hole; a slope it meets with its wheels
         wall = F.max_pool2d(wall[:, None].double(), 2 * g + 1, stride=1, padding=g)[:, 0] > 0
+    # near a wall (within ``clearance`` more): dearer, so routes keep to the middle of a gap
+    g2 = int(math.ceil((half + cfg.clearance) / res))
+    near = F.max_pool2d(wall[:, None].double(), 2 * g2 + 1, stride=1, padding=g2)[:, 0] > 0
     # the map's edge: a wall of one sample, not grown (a task may start near it; the env ends
     # an episode off the map on its own)
     wall[:, 0, :] = wall[:, -1, :] = True
     wall[:, :, 0] = wall[:, :, -1] = True
     cost = 1.0 + cfg.slope_weight * (theta / lim).clamp(max=1.0) ** 2 + cfg.soil_weight * soil
     cost = torch.where(hard, cost * cfg.penalty, cost)
+    cost = torch.where(near, cost * cfg.near_factor, cost)
     cost = torch.where(wall, torch.full_like(cost, math.inf), cost)
     stride = max(1, int(round(cfg.cell / res)))
     if stride > 1:  # each planning cell: the worst of its block
