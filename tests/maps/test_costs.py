@@ -101,3 +101,15 @@ def test_walls_and_ledges_past_the_limit_are_routed_around_and_a_low_ledge_cross
     high[:, 80:] = 0.25               # a 25 cm step across the whole map: a wall, no way over
     (cost, _), _ = _planner_cost(high, res)
     assert torch.isinf(cost[0, :, 79:81]).all()
+
+
+def test_path_options_are_refused_by_name():
+    from train.planners.path import PathConfig, parse_options
+
+    assert PathConfig(**parse_options("lookahead=1.0,cell=0.2")).lookahead == 1.0
+    with pytest.raises(ValueError, match=r"path option lookahead=-1.0: give a finite number > 0"):
+        PathConfig(**parse_options("lookahead=-1"))
+    with pytest.raises(ValueError, match=r"path option penalty=0.5: give a finite number >= 1"):
+        PathConfig(penalty=0.5)
+    with pytest.raises(ValueError, match="path option"):
+        parse_options("speed=2")

@@ -82,6 +82,19 @@ class PathConfig:
     penalty: float = 100.0
 
 
+    def __post_init__(self):
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.name == "inflate" and v is None:
+                continue
+            low = 1.0 if f.name in ("penalty", "near_factor") else 0.0
+            strict = f.name in ("cell", "lookahead", "gain", "slope_share", "wall_step")
+            if not (isinstance(v, (int, float)) and math.isfinite(v)
+                    and (v > low if strict else v >= low)):
+                raise ValueError(f"path option {f.name}={v!r}: give a finite number "
+                                 f"{'>' if strict else '>='} {low:g}")
+
+
 _TYPES = {f.name: float for f in fields(PathConfig)}
 
 
