@@ -39,10 +39,9 @@ import torch
 import torch.nn.functional as F
 
 from offroad_env.physics.rigid_params import RigidBodyParams
-from offroad_env.physics.soil import SOILS, compaction_resistance, drawbar_pull, sinkage
-from offroad_env.physics.soil_contact import declared_materials
+from offroad_env.physics.soil import Soil, compaction_resistance, drawbar_pull, sinkage
+from offroad_env.physics.soil_contact import soil_table
 from offroad_env.physics.stability import ledge_climb_limit, static_tip_limits
-from offroad_env.physics.surfaces import SURFACES
 from terrain.costs import cost_to_go, descend
 
 from train.planners.options import parse_options as _parse
@@ -113,21 +112,22 @@ def _box(h: torch.Tensor, k: int) -> torch.Tensor:
 
 
 def _material_limits(maps, vehicle, mu: float, c_rr: float):
-    """Per material index: ``(theta_max [rad], ledge [m], cost added per metre)`` lists."""
+    """Per material index: ``(theta_max [rad], ledge [m], cost added per metre)`` lists (the
+    names resolved as the physical model resolves them: :func:`soil_table`)."""
     names = maps.material_names or ("hard",)
-    own = declared_materials(maps.material_defs_key)
+    table = soil_table(names, torch.float64, "cpu", maps.material_defs_key)
     W = vehicle.mass * 9.81 / vehicle.num_wheels
     b, r = vehicle.wheel_width or 0.1, vehicle.wheel_radius
     out = []
-    for n in names:
-        soil = (own[n][1] if n in own and own[n][0] == "soil"
-                else SOILS.get(n) if n not in SURFACES and n != "hard" and n not in own
-                else None)
-        if soil is None:
-            m = own[n][1][0] if n in own else SURFACES.get(n, mu)
-            crr = (own[n][1][1] if n in own and own[n][1][1] is not None else c_rr)
+    for i in range(len(names)):
+        if not bool(table.soft[i]):
+            m = mu if table.mu is None or math.isnan(table.mu[i]) else float(table.mu[i])
+            crr = (c_rr if table.c_rr is None or math.isnan(table.c_rr[i])
+                   else float(table.c_rr[i]))
             out.append((math.atan(max(m - crr, 1e-3)), ledge_climb_limit(vehicle, m) * r, 0.0))
             continue
+        n, k_c, k_phi, c, phi, K = (float(v) for v in table.columns[:, i])
+        soil = Soil(n=n, k_c=k_c, k_phi=k_phi, c=c, phi=phi, K=K, name=names[i])
         dp, _ = drawbar_pull(soil, b, r, W, torch.tensor(1.0, dtype=torch.float64))
         z = sinkage(soil, b, r, torch.tensor(W, dtype=torch.float64))
         rc = float(compaction_resistance(soil, b, z)) / W
