@@ -21,7 +21,8 @@ import math
 import numpy as np
 import torch
 
-__all__ = ["NEIGHBOURS", "cost_to_go", "dijkstra", "descend"]
+__all__ = ["NEIGHBOURS", "cost_to_go", "dijkstra", "descend", "segment_cost", "visible",
+           "smooth_path"]
 
 #: the 8 neighbour offsets ``(d_row, d_col)``
 NEIGHBOURS = ((-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0), (1, 1))
@@ -51,7 +52,8 @@ def cost_to_go(cost: torch.Tensor, goal_rc: torch.Tensor, map_index: torch.Tenso
         cost: ``(M, ny, nx)`` (or ``(ny, nx)``) cost per metre of each sample, > 0; ``inf``
             impassable (NaN is taken as ``inf``).
         goal_rc: ``(N, 2)`` int the goals' ``(row, column)``.
-        map_index: ``(N,)`` each goal's map (None: map 0).
+        map_index: ``(N,)`` each goal's map (None: map 0 when ``cost`` holds one map, else
+            goal ``n`` on map ``n``: then ``M`` must equal ``N``).
         resolution: ``(res_x, res_y)`` [m] (or one number).
         max_sweeps: stop after this many sweeps (None: until converged, at most ``ny nx``).
     """
@@ -63,8 +65,13 @@ def cost_to_go(cost: torch.Tensor, goal_rc: torch.Tensor, map_index: torch.Tenso
         raise ValueError("cost must be > 0 per metre (inf: impassable)")
     goal_rc = torch.as_tensor(goal_rc, dtype=torch.int64).reshape(-1, 2)
     N = goal_rc.shape[0]
-    mi = (torch.zeros(N, dtype=torch.int64) if map_index is None
-          else torch.as_tensor(map_index, dtype=torch.int64).reshape(-1))
+    if map_index is None:
+        if c.shape[0] not in (1, N):
+            raise ValueError(f"{N} goals on {c.shape[0]} maps: give map_index, or one map "
+                             "per goal")
+        mi = torch.arange(N) if c.shape[0] == N else torch.zeros(N, dtype=torch.int64)
+    else:
+        mi = torch.as_tensor(map_index, dtype=torch.int64).reshape(-1)
     rx, ry = (resolution, resolution) if isinstance(resolution, (int, float)) else resolution
     ny, nx = c.shape[-2:]
     if bool(((goal_rc[:, 0] < 0) | (goal_rc[:, 0] >= ny) | (goal_rc[:, 1] < 0)
@@ -139,3 +146,64 @@ def descend(field: torch.Tensor, start_rc: torch.Tensor, steps: int) -> torch.Te
         rc = torch.where(lower[:, None], cand[rows, best], rc)
         out.append(rc.clone())
     return torch.stack(out, 1)
+
+
+def segment_cost(cost: torch.Tensor, a_rc: torch.Tensor, b_rc: torch.Tensor,
+                 resolution=(1.0, 1.0), map_index: torch.Tensor | None = None,
+                 samples: int = 64) -> torch.Tensor:
+    """``(N, K)`` the cost of the straight segments from ``a_rc`` ``(N, 2)`` to each of
+    ``b_rc`` ``(N, K, 2)`` (float ``(row, column)``) on ``cost`` ``(M, ny, nx)`` (row ``n``
+    on map ``map_index[n]``; None: row ``n`` on map ``n``): the midpoint rule over
+    ``samples`` equal pieces, each piece's length [m] times the cost of the sample nearest its
+    middle (``inf`` off the grid)."""
+    rx, ry = (resolution, resolution) if isinstance(resolution, (int, float)) else resolution
+    _, ny, nx = cost.shape
+    N = a_rc.shape[0]
+    a = a_rc.to(torch.float64)[:, None, None, :]
+    b = b_rc.to(torch.float64)[:, :, None, :]
+    t = (torch.arange(samples, dtype=torch.float64) + 0.5) / samples
+    pts = a + (b - a) * t[None, None, :, None]                          # (N, K, S, 2)
+    r, c = pts[..., 0].round().long(), pts[..., 1].round().long()
+    inside = (r >= 0) & (r < ny) & (c >= 0) & (c < nx)
+    rows = (torch.arange(N) if map_index is None else map_index)[:, None, None]
+    val = cost[rows, r.clamp(0, ny - 1), c.clamp(0, nx - 1)]
+    val = torch.where(inside, val, torch.full_like(val, math.inf))
+    length = torch.hypot((b - a)[..., 0] * ry, (b - a)[..., 1] * rx)[..., 0]  # (N, K)
+    return val.sum(-1) * length / samples
+
+
+def visible(cost: torch.Tensor, field: torch.Tensor, a_rc: torch.Tensor, b_rc: torch.Tensor,
+            resolution=(1.0, 1.0), slack=0.0, map_index: torch.Tensor | None = None
+            ) -> torch.Tensor:
+    """``(N, K)`` bool: whether the straight segment from ``a_rc`` ``(N, 2)`` to each point
+    ``b_rc`` ``(N, K, 2)`` (int cells) costs no more than the field says the grid's path
+    between them costs, ``field(a) - field(b)``, plus ``slack`` (cost units, a number or
+    ``(N,)``: covers a start that lies off its cell's centre; ``cost`` ``(M, ny, nx)``,
+    ``map_index`` as in :func:`segment_cost`): a shortcut that never makes the route dearer (the
+    any-angle smoothing of a grid path). ``a_rc`` may be fractional; its field is its nearest
+    cell's."""
+    N, ny, nx = field.shape
+    rows = torch.arange(N)
+    ar = a_rc.to(torch.float64).round().long()
+    fa = field[rows, ar[:, 0].clamp(0, ny - 1), ar[:, 1].clamp(0, nx - 1)]
+    fb = field[rows[:, None], b_rc[..., 0], b_rc[..., 1]]
+    seg = segment_cost(cost, a_rc, b_rc.to(torch.float64), resolution, map_index)
+    slack = torch.as_tensor(slack, dtype=torch.float64).reshape(-1, 1)
+    return torch.isfinite(seg) & (seg <= (fa[:, None] - fb) * (1 + 1e-9) + slack)
+
+
+def smooth_path(cost: torch.Tensor, field: torch.Tensor, path_rc: torch.Tensor,
+                resolution=(1.0, 1.0)) -> list[tuple[int, int]]:
+    """One descended path ``(K + 1, 2)`` (cells; ``cost``, ``field`` ``(ny, nx)``) pulled
+    taut: from each kept point, on to the farthest later point in view (:func:`visible`).
+    Returns the kept cells, first and last included; on a plane of one cost, the two ends."""
+    pts = [tuple(int(v) for v in p) for p in path_rc.tolist()]
+    uniq = [pts[0]] + [p for q, p in zip(pts, pts[1:]) if p != q]
+    out, i = [uniq[0]], 0
+    while i < len(uniq) - 1:
+        later = torch.tensor(uniq[i + 1:], dtype=torch.int64)[None]
+        ok = visible(cost[None], field[None], torch.tensor([uniq[i]]), later, resolution)[0]
+        j = i + 1 + int(torch.nonzero(ok).max()) if bool(ok.any()) else i + 1
+        out.append(uniq[j])
+        i = j
+    return out

@@ -113,3 +113,20 @@ def test_path_options_are_refused_by_name():
         PathConfig(penalty=0.5)
     with pytest.raises(ValueError, match="path option"):
         parse_options("speed=2")
+
+
+def test_each_goal_plans_on_its_own_map():
+    """N goals on N maps: each field equals the one computed alone (a batch once planned every
+    row on the first row's map)."""
+    g = torch.Generator().manual_seed(0)
+    c = torch.rand(3, 40, 40, generator=g, dtype=torch.float64) + 0.5
+    c[torch.rand(3, 40, 40, generator=g) < 0.3] = math.inf
+    goals = torch.tensor([[5, 5], [30, 30], [35, 10]])
+    for i in range(3):
+        c[i, goals[i, 0], goals[i, 1]] = 1.0
+    both = cost_to_go(c, goals)
+    for i in range(3):
+        assert torch.equal(both[i], cost_to_go(c[i], goals[i:i + 1])[0])
+        assert np.array_equal(both[i].numpy(), dijkstra(c[i].numpy(), goals[i].tolist()))
+    with pytest.raises(ValueError, match="map_index"):
+        cost_to_go(c[:2], goals)

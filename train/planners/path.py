@@ -42,7 +42,7 @@ from offroad_env.physics.rigid_params import RigidBodyParams
 from offroad_env.physics.soil import Soil, compaction_resistance, drawbar_pull, sinkage
 from offroad_env.physics.soil_contact import soil_table
 from offroad_env.physics.stability import ledge_climb_limit, static_tip_limits
-from terrain.costs import cost_to_go, descend
+from terrain.costs import cost_to_go, descend, visible
 
 from train.planners.options import parse_options as _parse
 
@@ -69,7 +69,7 @@ class PathConfig:
     """
 
     cell: float = 0.15
-    lookahead: float = 0.6
+    lookahead: float = 2.0
     gain: float = 2.0
     slope_share: float = 1.0
     slope_weight: float = 2.0
@@ -79,14 +79,14 @@ class PathConfig:
     clearance: float = 0.3
     near_factor: float = 4.0
     penalty: float = 100.0
-
+    wall_factor: float = 1000.0
 
     def __post_init__(self):
         for f in fields(self):
             v = getattr(self, f.name)
             if f.name == "inflate" and v is None:
                 continue
-            low = 1.0 if f.name in ("penalty", "near_factor") else 0.0
+            low = 1.0 if f.name in ("penalty", "near_factor", "wall_factor") else 0.0
             strict = f.name in ("cell", "lookahead", "gain", "slope_share", "wall_step")
             if not (isinstance(v, (int, float)) and math.isfinite(v)
                     and (v > low if strict else v >= low)):
@@ -185,19 +185,24 @@ def traversability(maps, vehicle, mu: float, c_rr: float = 0.02, cfg: PathConfig
             else 0.5 * math.hypot(max(xs_) - min(xs_) + 2 * vehicle.wheel_radius,
                                   vehicle.track_width + (vehicle.wheel_width or 0.0)))
     g = int(math.ceil(half / res))
-    if g > 0:  # the body must pass a wall or a hole; a slope it meets with its wheels
-        wall = F.max_pool2d(wall[:, None].double(), 2 * g + 1, stride=1, padding=g)[:, 0] > 0
+    # the map's edge: a wall of one sample (the env ends an episode off the map on its own)
+    core = wall.clone()
+    core[:, 0, :] = core[:, -1, :] = True
+    core[:, :, 0] = core[:, :, -1] = True
+    g = int(math.ceil(half / res))
+    grow = lambda m, k: (F.max_pool2d(m[:, None].double(), 2 * k + 1, stride=1,  # noqa: E731
+                                      padding=k)[:, 0] > 0) if k > 0 else m
+    # the body must pass a wall, a hole or the edge: within ``half`` of one, ground costs
+    # ``wall_factor`` times more (finite: a start there, Verti-Bench's 0.67 m from the edge,
+    # still has a way out, and no route goes through while another exists)
+    grown = grow(core, g)
     # near a wall (within ``clearance`` more): dearer, so routes keep to the middle of a gap
-    g2 = int(math.ceil((half + cfg.clearance) / res))
-    near = F.max_pool2d(wall[:, None].double(), 2 * g2 + 1, stride=1, padding=g2)[:, 0] > 0
-    # the map's edge: a wall of one sample, not grown (a task may start near it; the env ends
-    # an episode off the map on its own)
-    wall[:, 0, :] = wall[:, -1, :] = True
-    wall[:, :, 0] = wall[:, :, -1] = True
+    near = grow(core, int(math.ceil((half + cfg.clearance) / res)))
     cost = 1.0 + cfg.slope_weight * (theta / lim).clamp(max=1.0) ** 2 + cfg.soil_weight * soil
     cost = torch.where(hard, cost * cfg.penalty, cost)
     cost = torch.where(near, cost * cfg.near_factor, cost)
-    cost = torch.where(wall, torch.full_like(cost, math.inf), cost)
+    cost = torch.where(grown, cost * cfg.wall_factor, cost)
+    cost = torch.where(core, torch.full_like(cost, math.inf), cost)
     stride = max(1, int(round(cfg.cell / res)))
     if stride > 1:  # each planning cell: the worst of its block
         cost = F.max_pool2d(cost[:, None], stride, stride=stride, ceil_mode=True)[:, 0]
@@ -256,15 +261,20 @@ def path_policy(env, to_action, **options):
         on = torch.isfinite(field[rows, here[:, 0], here[:, 1]])
         path = descend(torch.where(torch.isfinite(field), field,
                                    torch.full_like(field, 1e30)), here, n_look)
-        px = x0 + path[..., 1].double() * sx
-        py = y0 + path[..., 0].double() * sy
-        d = torch.hypot(px - x[:, None], py - y[:, None])
-        k = torch.argmax((d >= cfg.lookahead).long(), 1)
-        k = torch.where((d >= cfg.lookahead).any(1), k, torch.full_like(k, n_look))
-        tx, ty = px[rows, k], py[rows, k]
-        near = torch.hypot(goal[:, 0] - x, goal[:, 1] - y) < cfg.lookahead
-        tx = torch.where(near | ~on, goal[:, 0], tx)
-        ty = torch.where(near | ~on, goal[:, 1], ty)
+        # the carrot: the farthest point of the descended path that a straight run reaches
+        # at no more cost than the path (any-angle: straight across open ground, round a
+        # corner only as far as the corner)
+        a_rc = torch.stack(((y - y0) / sy, (x - x0) / sx), 1)
+        mi = view.map_index.long()
+        off = torch.hypot((a_rc[:, 0] - here[:, 0]) * sy, (a_rc[:, 1] - here[:, 1]) * sx)
+        slack = cost[mi, here[:, 0], here[:, 1]].nan_to_num(posinf=0.0) * off
+        ok = visible(cost, field, a_rc, path[:, 1:], (sx, sy), slack, mi)
+        k = 1 + (ok.long() * torch.arange(1, n_look + 1)).argmax(1)
+        k = torch.where(ok.any(1), k, torch.ones_like(k))
+        tx = x0 + path[rows, k, 1].double() * sx
+        ty = y0 + path[rows, k, 0].double() * sy
+        tx = torch.where(~on, goal[:, 0], tx)
+        ty = torch.where(~on, goal[:, 1], ty)
         bearing = torch.remainder(torch.atan2(ty - y, tx - x) - yaw + math.pi,
                                   2 * math.pi) - math.pi
         w = (cfg.gain * bearing).clamp(-1.0, 1.0)
