@@ -26,6 +26,7 @@ from offroad_env.core.frames import to_world
 from offroad_env.task.task import episode_ends
 from offroad_env.sim.simulator import Simulator
 from offroad_env.snapshot import Snapshot, check_fits, restore_sim, sim_tensors_view
+from offroad_env.state_view import StateView, view_of
 
 __all__ = ["Lookahead", "Rollout"]
 
@@ -33,8 +34,9 @@ __all__ = ["Lookahead", "Rollout"]
 class Rollout(NamedTuple):
     """What a look-ahead returns, ``(H, M, ...)``: ``obs`` ``(H, M, D)``, ``reward``,
     ``terminated``, ``truncated`` (bool), ``end_reason`` (int64
-    :class:`~offroad_env.task.task.EndReason` codes, 0 while running) and ``position`` ``(H, M,
-    2)`` the rear axle's world ``(x, y)`` [m] (float64; frozen once a row ends)."""
+    :class:`~offroad_env.task.task.EndReason` codes, 0 while running), ``position`` ``(H, M,
+    2)`` the rear axle's world ``(x, y)`` [m] and ``base_position`` ``(H, M, 2)`` base_link's
+    (float64; frozen once a row ends)."""
 
     obs: torch.Tensor
     reward: torch.Tensor
@@ -42,6 +44,7 @@ class Rollout(NamedTuple):
     truncated: torch.Tensor
     end_reason: torch.Tensor
     position: torch.Tensor
+    base_position: torch.Tensor | None = None
 
 
 class Lookahead:
@@ -61,6 +64,10 @@ class Lookahead:
             self.sim._maps_digest = sim._maps_digest
         self.sim.reset(torch.ones(self.rows, dtype=torch.bool, device=sim.device))
 
+    def state_view(self) -> StateView:
+        """The look-ahead rows' current state (a :class:`StateView`, read-only)."""
+        return view_of(self.sim, self.sim.state.contact)
+
     def __call__(self, snapshot: Snapshot, actions, horizon: int | None = None) -> Rollout:
         """Step ``actions`` from ``snapshot`` (M rows, taken from the live env:
         ``env.get_state()``, selected or repeated); returns the :class:`Rollout`.
@@ -68,7 +75,9 @@ class Lookahead:
         ``actions``: an ``(H, M, A)`` tensor (open loop), or a policy ``act(obs (M, D)) ->
         (M, A)`` called on each step's observations (closed loop, from the snapshot's own:
         :meth:`Simulator.observe` after the restore) for at most ``horizon`` steps, stopping
-        early once every row has ended (the rollout is then shorter than ``horizon``)."""
+        early once every row has ended (the rollout is then shorter than ``horizon``). A
+        privileged policy (one with ``reads_state = True``, such as the map planner's) is called
+        ``act(obs, view)`` with the look-ahead rows' :class:`StateView` (their pose and goal)."""
         sim = self.sim
         if callable(actions):
             if not isinstance(horizon, int) or isinstance(horizon, bool) or horizon < 1:
@@ -93,16 +102,18 @@ class Lookahead:
         done = snapshot.tensors.get("env/done")
         done = (torch.zeros(self.rows, dtype=torch.bool, device=sim.device) if done is None
                 else done.to(sim.device).clone())
-        obs_l, rew_l, term_l, trunc_l, why_l, pos_l = [], [], [], [], [], []
+        obs_l, rew_l, term_l, trunc_l, why_l, pos_l, base_l = [], [], [], [], [], [], []
         term = torch.zeros_like(done)
         trunc = torch.zeros_like(done)
         why = torch.zeros(self.rows, dtype=torch.int64, device=sim.device)
         last = sim.observe() if policy is not None else None
+        reads = bool(getattr(policy, "reads_state", False))
         for h in range(H):
             if policy is None:
                 a = actions[h]
             else:
-                a = torch.as_tensor(policy(last), device=sim.device)
+                a = torch.as_tensor(policy(last, self.state_view()) if reads else policy(last),
+                                    device=sim.device)
                 if a.shape != (self.rows, sim.action_dim) or not a.dtype.is_floating_point:
                     raise ValueError(f"the look-ahead's policy must return ({self.rows}, "
                                      f"{sim.action_dim}) floats, got {a.dtype} "
@@ -117,9 +128,11 @@ class Lookahead:
             t, tr, reason = episode_ends(sim.state.steps, ended, info["end_reason"],
                                          self.max_episode_steps, sim.task.time_out_codes)
             xy = to_world(sim.origin, torch.stack((sim.state.x, sim.state.y), 1))
+            bxy = to_world(sim.origin, sim.state.contact.base_position)[:, :2]
             if h:
                 obs = torch.where(done.unsqueeze(1), last, obs)
                 xy = torch.where(done.unsqueeze(1), pos_l[-1], xy)
+                bxy = torch.where(done.unsqueeze(1), base_l[-1], bxy)
             reward = torch.where(done, torch.zeros_like(reward), reward)
             term = torch.where(done, term, t)
             trunc = torch.where(done, trunc, tr)
@@ -132,10 +145,12 @@ class Lookahead:
             trunc_l.append(trunc)
             why_l.append(why)
             pos_l.append(xy)
+            base_l.append(bxy)
             if policy is not None and bool(done.all()):
                 break
         return Rollout(torch.stack(obs_l), torch.stack(rew_l), torch.stack(term_l),
-                       torch.stack(trunc_l), torch.stack(why_l), torch.stack(pos_l))
+                       torch.stack(trunc_l), torch.stack(why_l), torch.stack(pos_l),
+                       torch.stack(base_l))
 
 
 def _check_floats(a: torch.Tensor, what: str, where: str) -> None:

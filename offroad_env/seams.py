@@ -11,7 +11,7 @@ wrappers and training reach the simulator (they use nothing else).
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from typing import Callable
 
 import numpy as np
 import torch
@@ -21,16 +21,14 @@ from terrain import HeightMap
 
 from offroad_env.core import rng as rngmod
 from offroad_env.sim.config import SimConfig, make_config
-from offroad_env.core.frames import to_world
 from offroad_env.core.params import PARAMS
-from offroad_env.physics.ground import GroundContact
 from offroad_env.physics.vehicle import Vehicle
 from offroad_env.drawing.render import Renderer
 from offroad_env.sim.rest_probe import rest_shares
 from offroad_env.sim.simulator import Simulator
 from offroad_env.snapshot import Snapshot, face_state, restore_face
-from offroad_env.core.state import wheel_ruts
 from offroad_env.lookahead import Lookahead
+from offroad_env.state_view import StateView, view_of
 from offroad_env.task.task import REWARD_TERMS
 
 __all__ = ["reset_mask", "autoreset_mode", "StateView", "SimulatorSeams",
@@ -61,47 +59,6 @@ def autoreset_mode(env) -> AutoresetMode:
     if mode is None:
         mode = env.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP)
     return AutoresetMode(mode)
-
-
-class StateView(NamedTuple):
-    """A read-only view of the simulator state (references: do not write into them), N rows.
-
-    Attributes:
-        x, y, yaw: ``(N,)`` planar pose of the rear-axle frame, world [m, m, rad]; x and y
-            in float64 (world coordinates can be UTM metres).
-        base_position_w: ``(N, 3)`` base_link origin, world [m], float64.
-        ypr: ``(N, 3)`` yaw, pitch, roll [rad]. roll, pitch: ``(N,)`` [rad].
-        accel_s, gyro_s: ``(N, 3)`` IMU specific force [m/s^2] and angular rate [rad/s],
-            sensor frame.
-        body_velocity: ``(N, 3)`` forward, left speed [m/s], yaw rate [rad/s].
-        goal_w: ``(N, 2)`` goal, world [m], float64. map_index, steps: ``(N,)`` int64.
-        contact: the last :class:`~offroad_env.physics.ground.GroundContact`, with its per-wheel loads
-            (computed for the view where the step did not need them), in the simulation frame:
-            its positions plus ``origin`` are world positions.
-        origin: ``(3,)`` float64 world position [m] of the simulation frame's origin (the map
-            centre, and a multiple of 64 m in z; zeros for maps centred at the origin).
-        wheel_slip: ``(N, K)`` each wheel's slip ratio in the last step (0 for kinematic
-            models). wheel_sinkage: ``(N, K)`` each wheel's rut depth on soil [m] (0 on hard
-            ground): a wheel digging in reads a slip near 1 and a growing rut.
-    """
-
-    x: torch.Tensor
-    y: torch.Tensor
-    yaw: torch.Tensor
-    base_position_w: torch.Tensor
-    ypr: torch.Tensor
-    roll: torch.Tensor
-    pitch: torch.Tensor
-    accel_s: torch.Tensor
-    gyro_s: torch.Tensor
-    body_velocity: torch.Tensor
-    goal_w: torch.Tensor
-    map_index: torch.Tensor
-    steps: torch.Tensor
-    contact: GroundContact
-    origin: torch.Tensor
-    wheel_slip: torch.Tensor | None = None
-    wheel_sinkage: torch.Tensor | None = None
 
 
 class SimulatorSeams:
@@ -149,16 +106,7 @@ class SimulatorSeams:
             if cached is None or cached[0] is not gc:
                 cached = self._view_contact = (gc, gc.with_loads())
             gc = cached[1]
-        sim = self.sim
-        xy = to_world(sim.origin, torch.stack((st.x, st.y), 1))
-        return StateView(x=xy[:, 0], y=xy[:, 1], yaw=st.yaw,
-                         base_position_w=to_world(sim.origin, gc.base_position), ypr=gc.ypr,
-                         roll=gc.roll, pitch=gc.pitch, accel_s=st.accel_s, gyro_s=st.gyro_s,
-                         body_velocity=st.vel_b, goal_w=to_world(sim.origin, st.goal_w),
-                         map_index=st.map_index, steps=st.steps, contact=gc,
-                         origin=torch.tensor(sim.origin, dtype=torch.float64,
-                                             device=st.x.device), wheel_slip=st.wheel_slip,
-                         wheel_sinkage=wheel_ruts(st))
+        return view_of(self.sim, gc)
 
     def get_state(self) -> Snapshot:
         """A snapshot of everything a step reads (:mod:`offroad_env.snapshot`); for an env
@@ -180,8 +128,9 @@ class SimulatorSeams:
         :class:`~offroad_env.lookahead.Rollout` of ``(H, M, ...)`` tensors.
 
         ``actions`` may instead be a policy ``act(obs (M, D)) -> (M, A)``, run closed loop
-        for at most ``horizon`` steps and stopped once every row has ended
-        (:class:`offroad_env.lookahead.Lookahead`)."""
+        for at most ``horizon`` steps and stopped once every row has ended; a privileged one
+        (``reads_state = True``) is called ``act(obs, view)`` with the rows' own
+        :class:`StateView` (:class:`offroad_env.lookahead.Lookahead`)."""
         if self._lookaheads is None:
             self._lookaheads = {}
         m = len(snapshot)

@@ -124,13 +124,17 @@ def dijkstra(cost: np.ndarray, goal_rc, resolution=(1.0, 1.0)) -> np.ndarray:
     return d
 
 
-def descend(field: torch.Tensor, start_rc: torch.Tensor, steps: int) -> torch.Tensor:
+def descend(field: torch.Tensor, start_rc: torch.Tensor, steps: int,
+            field_index: torch.Tensor | None = None) -> torch.Tensor:
     """``(N, steps + 1, 2)`` int64: from each start ``(row, column)``, ``steps`` moves to the
     neighbour of least field value (staying where none is lower: the goal or a dead end).
-    ``field``: ``(N, ny, nx)``."""
-    N, ny, nx = field.shape
-    rc = torch.as_tensor(start_rc, dtype=torch.int64).reshape(N, 2).clone()
-    rows = torch.arange(N)
+    ``field``: ``(F, ny, nx)``, start ``n`` on field ``field_index[n]`` (None: on field
+    ``n``)."""
+    _, ny, nx = field.shape
+    rc = torch.as_tensor(start_rc, dtype=torch.int64).reshape(-1, 2).clone()
+    N = rc.shape[0]
+    n = torch.arange(N)
+    rows = n if field_index is None else field_index
     offs = torch.tensor(NEIGHBOURS, dtype=torch.int64)
     out = [rc.clone()]
     for _ in range(steps):
@@ -142,8 +146,8 @@ def descend(field: torch.Tensor, start_rc: torch.Tensor, steps: int) -> torch.Te
         val = torch.where(ok, val, torch.full_like(val, math.inf))
         best = val.argmin(1)
         here = field[rows, rc[:, 0], rc[:, 1]]
-        lower = val[rows, best] < here
-        rc = torch.where(lower[:, None], cand[rows, best], rc)
+        lower = val[n, best] < here
+        rc = torch.where(lower[:, None], cand[n, best], rc)
         out.append(rc.clone())
     return torch.stack(out, 1)
 
@@ -173,17 +177,19 @@ def segment_cost(cost: torch.Tensor, a_rc: torch.Tensor, b_rc: torch.Tensor,
 
 
 def visible(cost: torch.Tensor, field: torch.Tensor, a_rc: torch.Tensor, b_rc: torch.Tensor,
-            resolution=(1.0, 1.0), slack=0.0, map_index: torch.Tensor | None = None
-            ) -> torch.Tensor:
+            resolution=(1.0, 1.0), slack=0.0, map_index: torch.Tensor | None = None,
+            field_index: torch.Tensor | None = None) -> torch.Tensor:
     """``(N, K)`` bool: whether the straight segment from ``a_rc`` ``(N, 2)`` to each point
     ``b_rc`` ``(N, K, 2)`` (int cells) costs no more than the field says the grid's path
     between them costs, ``field(a) - field(b)``, plus ``slack`` (cost units, a number or
     ``(N,)``: covers a start that lies off its cell's centre; ``cost`` ``(M, ny, nx)``,
-    ``map_index`` as in :func:`segment_cost`): a shortcut that never makes the route dearer (the
+    ``map_index`` as in :func:`segment_cost`; ``field`` ``(F, ny, nx)``, row ``n`` on field
+    ``field_index[n]``, None: on field ``n``): a shortcut that never makes the route dearer (the
     any-angle smoothing of a grid path). ``a_rc`` may be fractional; its field is its nearest
     cell's."""
-    N, ny, nx = field.shape
-    rows = torch.arange(N)
+    _, ny, nx = field.shape
+    N = a_rc.shape[0]
+    rows = torch.arange(N) if field_index is None else field_index
     ar = a_rc.to(torch.float64).round().long()
     fa = field[rows, ar[:, 0].clamp(0, ny - 1), ar[:, 1].clamp(0, nx - 1)]
     fb = field[rows[:, None], b_rc[..., 0], b_rc[..., 1]]

@@ -57,23 +57,36 @@ def _route(heights, start, goal, res=0.05):
     return field, path, rc
 
 
-def test_on_a_plane_the_path_is_the_straight_line():
-    """A plane rising at 15 deg along x, no obstacle: from (-3, -1) to (3, 1) the path is the
-    shortest 8-connected one: the slope's cost, the same on every cell, takes no detour."""
+@pytest.mark.parametrize("beta", [0.0, 15.0])
+def test_on_a_plane_the_path_is_the_straight_line(beta):
+    """A plane rising at ``beta`` along x, no obstacle: from (-3, -1) to (3, 1) the grid's
+    path is the shortest 8-connected one (the slope's cost is the same on every cell: no
+    detour), and pulled taut (any-angle) it is the straight line: its length within 1 % of the
+    straight distance, every point of it within one cell of the line."""
+    from terrain.costs import smooth_path
     res = 0.05
     x = (np.arange(161) - 80) * res
-    h = np.tile(x * math.tan(math.radians(15.0)), (161, 1))
+    h = np.tile(x * math.tan(math.radians(beta)), (161, 1))
     field, path, rc = _route(h, (-3.0, -1.0), (3.0, 1.0), res)
     p = path.numpy()
     assert p[-1].tolist() == rc((3.0, 1.0))
     steps = np.diff(p, axis=0)
-    length = np.hypot(steps[:, 0], steps[:, 1]).sum() * res
-    # the grid path is 8-connected: the least is the octile distance (here 8 % over the
-    # straight 6.32 m; a path within 1 % of it needs any-angle smoothing, not done yet)
-    octile = res * (120 + (math.sqrt(2) - 1) * 40)
-    assert length == pytest.approx(octile, rel=1e-9)
-    # (the 8-connected optimum is not unique: descending it goes diagonal first, up to 25
-    # cells off the straight line; keeping to the line needs any-angle smoothing, not done yet)
+    grid = np.hypot(steps[:, 0], steps[:, 1]).sum() * res
+    # the 8-connected optimum: the octile distance, 8 % over the straight 6.32 m
+    assert grid == pytest.approx(res * (120 + (math.sqrt(2) - 1) * 40), rel=1e-9)
+    (cost, _), _ = _planner_cost(h, res)
+    taut = np.array(smooth_path(cost[0], field[0], path, res), dtype=float)
+    straight = math.hypot(6.0, 2.0)
+    length = np.hypot(*np.diff(taut, axis=0).T).sum() * res
+    assert abs(length - straight) / straight < 0.01, (length, straight)
+    # every point of the taut path (its corners and 100 points along each leg) within one
+    # cell of the straight line through the two ends
+    a, b = np.array(rc((-3.0, -1.0)), float), np.array(rc((3.0, 1.0)), float)
+    t = np.linspace(0, 1, 101)[:, None]
+    pts = np.concatenate([p0 + (p1 - p0) * t for p0, p1 in zip(taut[:-1], taut[1:])])
+    u = (b - a) / np.linalg.norm(b - a)
+    off = np.abs((pts - a) @ np.array([-u[1], u[0]]))
+    assert off.max() <= 1.0, off.max()
 
 
 def test_walls_and_ledges_past_the_limit_are_routed_around_and_a_low_ledge_crossed():

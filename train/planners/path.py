@@ -46,7 +46,11 @@ from terrain.costs import cost_to_go, descend, visible
 
 from train.planners.options import parse_options as _parse
 
-__all__ = ["PathConfig", "traversability", "path_policy", "parse_options"]
+#: the cost-to-go read where no path leaves (a finite stand-in for ``inf``, so that progress
+#: between two such points is 0, not NaN)
+UNREACHABLE = 1e6
+
+__all__ = ["UNREACHABLE", "PathConfig", "PathPolicy", "traversability", "path_policy", "parse_options"]
 
 
 @dataclass(frozen=True)
@@ -136,15 +140,21 @@ def _material_limits(maps, vehicle, mu: float, c_rr: float):
     return out
 
 
-def traversability(maps, vehicle, mu: float, c_rr: float = 0.02, cfg: PathConfig = PathConfig()
-                   ) -> tuple[torch.Tensor, int]:
+def traversability(maps, vehicle, mu: float, c_rr: float = 0.02, cfg: PathConfig = PathConfig(),
+                   index: torch.Tensor | None = None) -> tuple[torch.Tensor, int]:
     """``(cost (M, ny', nx') float64 per metre, inf impassable; stride)``: the map's
     traversability for ``vehicle`` on the planning grid (every ``stride``-th sample's block;
-    module docstring). ``mu``, ``c_rr``: the env's friction and the tyre's rolling resistance."""
+    module docstring). ``mu``, ``c_rr``: the env's friction and the tyre's rolling resistance;
+    ``index``: ``(M,)`` the maps of the stack to take (None: all)."""
     h = maps.heights.to(torch.float64)
-    if h.ndim == 2:
-        h = h[None]
-    h = h + maps.z_offset.to(torch.float64)[:, None, None]
+    h = h[None] if h.ndim == 2 else h
+    z = maps.z_offset.to(torch.float64).reshape(-1)
+    mat = maps.materials
+    mat = (torch.zeros(h.shape, dtype=torch.long) if mat is None
+           else (mat[None] if mat.ndim == 2 else mat).long())
+    if index is not None:
+        h, z, mat = h[index], z[index], mat[index]
+    h = h + z[:, None, None]
     rx, ry = maps.resolution
     res = min(rx, ry)
     hole = torch.isnan(h)
@@ -156,8 +166,6 @@ def traversability(maps, vehicle, mu: float, c_rr: float = 0.02, cfg: PathConfig
     theta = torch.atan(torch.hypot(gx, gy))
     roll, _ = static_tip_limits(vehicle)
     limits = _material_limits(maps, vehicle, mu, c_rr)
-    mat = (maps.materials.long() if maps.materials is not None
-           else torch.zeros_like(h, dtype=torch.long))
     lim = torch.tensor([min(a, roll) for a, _, _ in limits], dtype=torch.float64)[mat]
     ledge = torch.tensor([b for _, b, _ in limits], dtype=torch.float64)[mat]
     soil = torch.tensor([c for _, _, c in limits], dtype=torch.float64)[mat]
@@ -209,75 +217,121 @@ def traversability(maps, vehicle, mu: float, c_rr: float = 0.02, cfg: PathConfig
     return cost, stride
 
 
-def path_policy(env, to_action, **options):
-    """The ``path`` baseline for ``env`` (module docstring): ``act(obs) -> actions``, its
-    speed and turn rate ``(M,)`` made actions by ``to_action(v, w)`` (the baselines' ``drive``
-    for the env's model: :func:`train.planners.baselines.baseline` builds it so); ``options``:
-    :class:`PathConfig` fields. Privileged: reads the map and each env's pose and goal."""
-    cfg = PathConfig(**options)
-    base = env.unwrapped
-    maps = base.terrain
-    p = base.config.dynamics_params or RigidBodyParams()
-    mu, c_rr = float(getattr(p, "mu", 0.8)), float(getattr(p, "c_rr", 0.02))
-    cost, stride = traversability(maps, base.vehicle, mu, c_rr, cfg)
-    rx, ry = maps.resolution
-    x0, _, y0, _ = maps.bounds
-    sx, sy = stride * rx, stride * ry
-    ny, nx = cost.shape[-2:]
-    state = {"goal": None, "field": None}
-    n_look = max(2, int(math.ceil(cfg.lookahead / min(sx, sy))) + 2)
+class _Slots:
+    """Tensors ``(ny, nx)`` kept by key in one growing ``(capacity, ny, nx)`` tensor, so that
+    rows can index them (``slot(keys) -> (K,)``)."""
 
-    def cell_of(x, y):
-        c = ((x - x0) / sx).round().long().clamp(0, nx - 1)
-        r = ((y - y0) / sy).round().long().clamp(0, ny - 1)
+    def __init__(self, make):
+        self.make, self.where, self.data = make, {}, None
+
+    def slots(self, keys: list) -> torch.Tensor:
+        new = list(dict.fromkeys(k for k in keys if k not in self.where))
+        if new:
+            made = self.make(new)
+            if self.data is None:
+                self.data = made
+            else:
+                self.data = torch.cat((self.data, made))
+            base = len(self.where)
+            self.where.update({k: base + i for i, k in enumerate(new)})
+        return torch.tensor([self.where[k] for k in keys], dtype=torch.int64)
+
+
+class PathPolicy:
+    """The ``path`` baseline for ``env`` (module docstring): ``act(obs, view=None) ->
+    actions``, its speed and turn rate ``(M,)`` made actions by ``to_action(v, w)`` (the
+    baselines' ``drive`` for the env's model: :func:`train.planners.baselines.baseline` builds
+    it so); ``options``: :class:`PathConfig` fields. Privileged: reads the map and each row's
+    pose and goal, from ``view`` (a :class:`~offroad_env.seams.StateView`: the look-ahead
+    passes its rows' own) or, without one, the env's ``state_view()``. Each map's cost and each
+    (map, goal) pair's field are computed once and kept."""
+
+    reads_state = True
+
+    def __init__(self, env, to_action, **options):
+        self.cfg = PathConfig(**options)
+        self.env, self.to_action = env.unwrapped, to_action
+        maps = self.maps = self.env.terrain
+        p = self.env.config.dynamics_params or RigidBodyParams()
+        mu, c_rr = float(getattr(p, "mu", 0.8)), float(getattr(p, "c_rr", 0.02))
+        vehicle = self.env.vehicle
+        _, self.stride = traversability(maps[0] if len(maps) > 1 else maps, vehicle, mu, c_rr,
+                                        self.cfg)
+        self.costs = _Slots(lambda idx: traversability(
+            maps, vehicle, mu, c_rr, self.cfg, torch.tensor(idx))[0])
+        self.fields = _Slots(self._fields)
+        rx, ry = maps.resolution
+        self.x0, _, self.y0, _ = maps.bounds
+        self.sx, self.sy = self.stride * rx, self.stride * ry
+        self.n_look = max(2, int(math.ceil(self.cfg.lookahead / min(self.sx, self.sy))) + 2)
+
+    def cell_of(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """``(N, 2)`` the planning cells ``(row, column)`` of world points ``x, y`` ``(N,)``."""
+        ny, nx = self.costs.data.shape[-2:]
+        c = ((x - self.x0) / self.sx).round().long().clamp(0, nx - 1)
+        r = ((y - self.y0) / self.sy).round().long().clamp(0, ny - 1)
         return torch.stack((r, c), 1)
 
-    def fields_for(view, rows):
-        goal = view.goal_w[rows]
-        g = cell_of(goal[:, 0], goal[:, 1])
-        mi = view.map_index[rows]
-        c = cost[mi].clone()
-        c[torch.arange(len(rows)), g[:, 0], g[:, 1]] = 1.0   # the goal is reachable there
-        return cost_to_go(c, g, None, (sx, sy))
+    def _fields(self, keys: list) -> torch.Tensor:
+        """The fields of ``(map, goal row, goal column)`` keys, ``(K, ny, nx)``."""
+        k = torch.tensor(keys, dtype=torch.int64)
+        c = self.costs.data[self.costs.slots(k[:, 0].tolist())].clone()
+        c[torch.arange(len(keys)), k[:, 1], k[:, 2]] = 1.0   # the goal is reachable there
+        return cost_to_go(c, k[:, 1:], None, (self.sx, self.sy))
 
-    def act(obs):
-        view = base.state_view()
-        goal = view.goal_w.to(torch.float64)
-        if state["field"] is None:
-            state["field"] = fields_for(view, torch.arange(goal.shape[0]))
-            state["goal"] = goal.clone()
-        else:
-            new = torch.nonzero((goal != state["goal"]).any(1)).flatten()
-            if new.numel():
-                state["field"][new] = fields_for(view, new)
-                state["goal"][new] = goal[new]
-        field = state["field"]
+    def field_slots(self, view) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(N,)`` each row's field slot and map's cost slot (computed where new)."""
+        mi = view.map_index.long().cpu()
+        self.costs.slots(mi.tolist())
+        goal = view.goal_w.to(torch.float64).cpu()
+        g = self.cell_of(goal[:, 0], goal[:, 1])
+        keys = [tuple(t) for t in torch.cat((mi[:, None], g), 1).tolist()]
+        return self.fields.slots(keys), self.costs.slots(mi.tolist())
+
+    def cost_to_go_at(self, view, xy: torch.Tensor) -> torch.Tensor:
+        """``(N,)`` float64 the cost-to-go of world points ``xy`` ``(N, 2)`` [m] to each
+        row's goal on its map (``view``'s rows); a point that no path leaves (inside a wall)
+        reads :data:`UNREACHABLE`."""
+        fi, _ = self.field_slots(view)
+        xy = xy.to(torch.float64).cpu()
+        rc = self.cell_of(xy[:, 0], xy[:, 1])
+        return self.fields.data[fi, rc[:, 0], rc[:, 1]].clamp(max=UNREACHABLE)
+
+    def __call__(self, obs: torch.Tensor, view=None) -> torch.Tensor:
+        cfg = self.cfg
+        view = self.env.state_view() if view is None else view
+        fi, ci = self.field_slots(view)
+        field, cost = self.fields.data, self.costs.data
         # the body's centre (base_link), not the rear axle: the walls are grown around it
-        x = view.base_position_w[:, 0].to(torch.float64)
-        y = view.base_position_w[:, 1].to(torch.float64)
-        yaw = view.yaw.double()
-        here = cell_of(x, y)
+        x = view.base_position_w[:, 0].to(torch.float64).cpu()
+        y = view.base_position_w[:, 1].to(torch.float64).cpu()
+        yaw = view.yaw.double().cpu()
+        goal = view.goal_w.to(torch.float64).cpu()
+        here = self.cell_of(x, y)
         rows = torch.arange(x.shape[0])
-        on = torch.isfinite(field[rows, here[:, 0], here[:, 1]])
-        path = descend(torch.where(torch.isfinite(field), field,
-                                   torch.full_like(field, 1e30)), here, n_look)
+        on = torch.isfinite(field[fi, here[:, 0], here[:, 1]])
+        path = descend(field, here, self.n_look, fi)
         # the carrot: the farthest point of the descended path that a straight run reaches
         # at no more cost than the path (any-angle: straight across open ground, round a
         # corner only as far as the corner)
-        a_rc = torch.stack(((y - y0) / sy, (x - x0) / sx), 1)
-        mi = view.map_index.long()
-        off = torch.hypot((a_rc[:, 0] - here[:, 0]) * sy, (a_rc[:, 1] - here[:, 1]) * sx)
-        slack = cost[mi, here[:, 0], here[:, 1]].nan_to_num(posinf=0.0) * off
-        ok = visible(cost, field, a_rc, path[:, 1:], (sx, sy), slack, mi)
-        k = 1 + (ok.long() * torch.arange(1, n_look + 1)).argmax(1)
+        a_rc = torch.stack(((y - self.y0) / self.sy, (x - self.x0) / self.sx), 1)
+        off = torch.hypot((a_rc[:, 0] - here[:, 0]) * self.sy,
+                          (a_rc[:, 1] - here[:, 1]) * self.sx)
+        slack = cost[ci, here[:, 0], here[:, 1]].nan_to_num(posinf=0.0) * off
+        ok = visible(cost, field, a_rc, path[:, 1:], (self.sx, self.sy), slack, ci, fi)
+        k = 1 + (ok.long() * torch.arange(1, self.n_look + 1)).argmax(1)
         k = torch.where(ok.any(1), k, torch.ones_like(k))
-        tx = x0 + path[rows, k, 1].double() * sx
-        ty = y0 + path[rows, k, 0].double() * sy
+        tx = self.x0 + path[rows, k, 1].double() * self.sx
+        ty = self.y0 + path[rows, k, 0].double() * self.sy
         tx = torch.where(~on, goal[:, 0], tx)
         ty = torch.where(~on, goal[:, 1], ty)
         bearing = torch.remainder(torch.atan2(ty - y, tx - x) - yaw + math.pi,
                                   2 * math.pi) - math.pi
         w = (cfg.gain * bearing).clamp(-1.0, 1.0)
         v = torch.where(bearing.abs() < math.pi / 4, torch.ones_like(w), torch.full_like(w, 0.3))
-        return to_action(v.to(obs.dtype), w.to(obs.dtype))
-    return act
+        return self.to_action(v.to(obs), w.to(obs))
+
+
+def path_policy(env, to_action, **options) -> PathPolicy:
+    """The ``path`` baseline (:class:`PathPolicy`)."""
+    return PathPolicy(env, to_action, **options)

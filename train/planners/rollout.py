@@ -54,13 +54,15 @@ _STRAIGHT = (("heuristic", "heuristic"), ("heuristic:speed=0.5", "heuristic:spee
              ("heuristic:bias=50", "heuristic:bias=50"),
              ("heuristic:bias=-50", "heuristic:bias=-50"), ("reverse", "heuristic"))
 _SHIPPED = (("careful", "careful"), ("physics", "physics"))
+_PATH = (("path", "path"),)
 #: named candidate libraries: ``(first, then)`` baseline names (``"reverse"``: drive straight
 #: back at 0.6 of full speed). ``straight``: the straight line, a slow one, detours 25 and 50
 #: degrees to each side and a back-off-and-charge (needs only the ``goal`` observation term);
 #: ``heuristics``: the three shipped heuristics alone; ``default``: ``straight`` with careful
 #: and physics (they read the ``height_scan`` and ``stability`` terms: the traverse task's)
 LIBRARIES: dict[str, tuple[tuple[str, str], ...]] = {
-    "default": _STRAIGHT[:1] + _SHIPPED + _STRAIGHT[1:],
+    "default": _STRAIGHT[:1] + _SHIPPED + _STRAIGHT[1:] + _PATH,
+    "classic": _STRAIGHT[:1] + _SHIPPED + _STRAIGHT[1:],
     "heuristics": _STRAIGHT[:1] + _SHIPPED,
     "straight": _STRAIGHT,
 }
@@ -122,6 +124,12 @@ class RolloutPlanner:
             cont.append(at)
         cont += list(range(len(cont), len(candidates)))  # the added ones continue as themselves
         self.candidates = candidates
+        #: whether a candidate reads the privileged state (the look-ahead passes its view)
+        self.reads_state = any(getattr(f, "reads_state", False) for pair in candidates
+                               for f in pair)
+        #: the map planner whose cost-to-go scores a bounded horizon's end (built on first use)
+        self.field = next((f for pair in candidates for f in pair
+                           if hasattr(f, "cost_to_go_at")), None)
         self.cont = torch.tensor(cont, dtype=torch.int64, device=self.device)
         #: ``(N,)`` the candidate each environment plays (an index into ``candidates``)
         self.choice = torch.zeros(self.n, dtype=torch.int64, device=self.device)
@@ -144,10 +152,12 @@ class RolloutPlanner:
         if bool(due.any()):
             self._plan(torch.nonzero(due).flatten(), steps)
         act = torch.zeros(N, self.a, dtype=obs.dtype, device=obs.device)
+        view = self.face.state_view() if self.reads_state else None
         for c, (first, _) in enumerate(self.candidates):
             rows = torch.nonzero(live & (self.choice == c)).flatten()
             if rows.numel():  # the chosen candidate's first policy plays the segment
-                act[rows] = first(obs[rows]).to(act)
+                act[rows] = (first(obs[rows], view.select(rows))
+                             if getattr(first, "reads_state", False) else first(obs[rows])).to(act)
         return act
 
     def _plan(self, rows: torch.Tensor, steps: torch.Tensor) -> None:
@@ -186,14 +196,17 @@ class RolloutPlanner:
                   torch.unique(cands_p).tolist()]
         count = [0]
 
-        def policy(o):
+        def policy(o, view=None):
             k = count[0]
             count[0] += 1
             out = torch.empty(size, self.a, dtype=o.dtype, device=o.device)
             for c, idx in groups:
                 first, then = self.candidates[c]
-                out[idx] = (first if k < R else then)(o[idx]).to(o)
+                act = first if k < R else then
+                out[idx] = (act(o[idx], view.select(idx)) if getattr(act, "reads_state", False)
+                            else act(o[idx])).to(o)
             return out
+        policy.reads_state = self.reads_state
 
         snap = self.face.get_state().select(rows_p)
         ro = self.face.lookahead(snap, policy, horizon=self.horizon)
@@ -207,16 +220,26 @@ class RolloutPlanner:
         the goal; ``rows``: the live rows they started from."""
         from offroad_env.task.task import EndReason
         v = self.face.state_view()
-        g = v.goal_w[rows].to(torch.float64)
-        here = torch.stack((v.x, v.y), 1)[rows].to(torch.float64)
-        d0 = torch.linalg.vector_norm(g - here, dim=1)
-        d1 = torch.linalg.vector_norm(g - ro.position[-1], dim=1)
         why = ro.end_reason[-1]
         goal = why == int(EndReason.GOAL_REACHED)
         fatal = ((why == int(EndReason.TIP_OVER)) | (why == int(EndReason.HOLE))
                  | (why == int(EndReason.OFF_MAP)))
+        if self.cfg.horizon:
+            # a bounded horizon: what is left is scored by the map planner's cost-to-go
+            if self.field is None:
+                from train.planners.path import PathPolicy
+                self.field = PathPolicy(self.env, None)
+            sel = v.select(rows)
+            f0 = self.field.cost_to_go_at(sel, sel.base_position_w[:, :2])
+            f1 = self.field.cost_to_go_at(sel, ro.base_position[-1])
+            progress = (f0 - f1).to(ro.base_position)
+        else:
+            g = v.goal_w[rows].to(torch.float64)
+            here = torch.stack((v.x, v.y), 1)[rows].to(torch.float64)
+            progress = (torch.linalg.vector_norm(g - here, dim=1)
+                        - torch.linalg.vector_norm(g - ro.position[-1], dim=1))
         ended = ro.terminated | ro.truncated  # (H, M)
         took = torch.where(ended.any(0), ended.to(torch.int64).argmax(0) + 1, ended.shape[0])
-        score = (d0 - d1 + torch.where(goal, END_BONUS - STEP_COST * took, 0.0)
+        score = (progress + torch.where(goal, END_BONUS - STEP_COST * took, 0.0)
                  - torch.where(fatal, END_BONUS, 0.0))
         return score, goal
