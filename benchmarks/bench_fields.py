@@ -5,18 +5,21 @@ planned at 121 x 121) and of Verti-Bench (a 20.5 m world: 257 x 257 samples, pla
 129), the fields of N random goals on one map's traversability
 (:func:`train.planners.path.traversability`), by
 
-* ``torch``: :func:`terrain.costs.cost_to_go` (all N at once, relaxed in torch);
+* ``torch``: :func:`terrain.costs.cost_to_go` ``backend="torch"`` (all N at once, relaxed in
+  torch);
+* ``scipy``: :func:`terrain.costs.cost_to_go` ``backend="scipy"`` (SciPy's
+  ``scipy.sparse.csgraph.dijkstra`` on the same 8-connected graph, the N goals as its
+  ``indices``; the graph's build included), when SciPy is installed;
 * ``skimage``: scikit-image's ``MCP_Geometric`` (one goal per call; its edge cost is the same,
-  length x the mean of the two samples' costs), when scikit-image is installed;
-* ``scipy``: ``scipy.sparse.csgraph.dijkstra`` on the same 8-connected graph (the N goals as
-  its ``indices``), when SciPy is installed.
+  length x the mean of the two samples' costs), when scikit-image is installed.
 
-Each is checked against the torch fields (the same finite cells; the largest relative
-difference). Median wall time of ``--repeats`` calls; N = 4096 is timed in chunks of
-``--chunk`` goals, its time the sum (the torch relaxation holds ~20 float64 copies of its
-fields: 4096 full fields do not fit in this machine's memory at once).
+Each is checked against the first column timed (the same finite cells; the largest relative
+difference). Median wall time of ``--repeats`` calls (one call past N = 64); fields are made
+in chunks of ``--chunk`` goals (the torch relaxation holds ~20 float64 copies of its fields:
+4096 full fields at once do not fit in this machine's memory); the torch relaxation is timed
+up to ``--torch-max`` goals.
 
-    python benchmarks/bench_fields.py [--n 1 64 4096] [--repeats 3] [--threads 1]
+    python benchmarks/bench_fields.py [--n 1 64 4096] [--repeats 3] [--threads 1] [--torch-max 64]
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks._timing import median_time  # noqa: E402
 from offroad_env.physics.vehicle import husky  # noqa: E402
-from terrain.costs import NEIGHBOURS, cost_to_go  # noqa: E402
+from terrain.costs import cost_to_go  # noqa: E402
 from train.planners.path import PathConfig, traversability  # noqa: E402
 
 
@@ -61,8 +64,8 @@ def _goals(cost, n, seed=0):
     return free[torch.randint(len(free), (n,), generator=g)]
 
 
-def _torch(cost, goals, res, chunk):
-    return torch.cat([cost_to_go(cost[None], goals[i:i + chunk], None, res)
+def _fields(cost, goals, res, chunk, backend):
+    return torch.cat([cost_to_go(cost[None], goals[i:i + chunk], None, res, backend=backend)
                       for i in range(0, len(goals), chunk)])
 
 
@@ -77,30 +80,6 @@ def _skimage(cost, goals, res):
         out.append(f)
         m = MCP_Geometric(c, fully_connected=True, sampling=(res[1], res[0]))
     return np.stack(out)
-
-
-def _graph(cost, res):
-    from scipy.sparse import coo_matrix
-    c = cost.numpy()
-    ny, nx = c.shape
-    idx = np.arange(ny * nx).reshape(ny, nx)
-    rows, cols, w = [], [], []
-    for dr, dc in NEIGHBOURS:
-        a = idx[max(0, -dr):ny - max(0, dr), max(0, -dc):nx - max(0, dc)]
-        b = idx[max(0, dr):ny + min(0, dr), max(0, dc):nx + min(0, dc)]
-        ca, cb = c.reshape(-1)[a], c.reshape(-1)[b]
-        ok = np.isfinite(ca) & np.isfinite(cb)
-        rows.append(a[ok])
-        cols.append(b[ok])
-        w.append(math.hypot(dr * res[1], dc * res[0]) * 0.5 * (ca[ok] + cb[ok]))
-    return coo_matrix((np.concatenate(w), (np.concatenate(rows), np.concatenate(cols))),
-                      shape=(ny * nx, ny * nx)).tocsr()
-
-
-def _scipy(graph, shape, goals):
-    from scipy.sparse.csgraph import dijkstra
-    src = (goals[:, 0] * shape[1] + goals[:, 1]).numpy()
-    return dijkstra(graph, directed=True, indices=src).reshape(len(src), *shape)
 
 
 def _rel(a, b):
@@ -118,6 +97,8 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--chunk", type=int, default=64)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--torch-max", type=int, default=64,
+                    help="the most goals the torch relaxation is timed on (slow on a CPU)")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     have = {}
@@ -129,29 +110,28 @@ def main(argv=None) -> int:
             have[lib] = False
             print(f"({lib} not installed: its column is left out)")
     print(f"torch {torch.__version__}, {args.threads} thread(s)")
-    print("| grid | N | torch [s] | skimage MCP_Geometric [s] | scipy csgraph [s] | "
-          "largest rel. diff. vs torch |")
+    print("| grid | N | torch [s] | scipy [s] | skimage MCP_Geometric [s] | "
+          "largest rel. diff. vs the first |")
     print("|---|---|---|---|---|---|")
     for name, (cost, res, shape) in _grids().items():
-        graph = _graph(cost, res) if have["scipy"] else None
         for n in args.n:
             goals = _goals(cost, n)
             reps = args.repeats if n <= 64 else 1
-            t0 = time.perf_counter()
-            ref = _torch(cost, goals, res, args.chunk)
-            t_torch = (median_time(lambda: _torch(cost, goals, res, args.chunk), reps, 0)
-                       if n <= 64 else time.perf_counter() - t0)
-            cells, diffs = [f"{t_torch:.3g}"], []
-            for lib, fn in (("skimage", lambda: _skimage(cost, goals, res)),
-                            ("scipy", lambda: _scipy(graph, cost.shape, goals))):
-                if not have[lib]:
+            ref, cells, diffs = None, [], []
+            for lib, fn in (("torch", lambda: _fields(cost, goals, res, args.chunk, "torch")),
+                            ("scipy", lambda: _fields(cost, goals, res, args.chunk, "scipy")),
+                            ("skimage", lambda: _skimage(cost, goals, res))):
+                if not have.get(lib, True) or (lib == "torch" and n > args.torch_max):
                     cells.append("-")
                     continue
                 t0 = time.perf_counter()
                 got = fn()
-                t = median_time(fn, reps, 0) if n <= 64 else time.perf_counter() - t0
+                t = median_time(fn, reps, 0) if reps > 1 else time.perf_counter() - t0
                 cells.append(f"{t:.3g}")
-                diffs.append(f"{lib} {_rel(got, ref.numpy()):.1e}")
+                if ref is None:
+                    ref = torch.as_tensor(np.asarray(got))
+                else:
+                    diffs.append(f"{lib} {_rel(got, ref.numpy()):.1e}")
             print(f"| {name}: {shape[0]} x {shape[1]} samples, planned at "
                   f"{cost.shape[0]} x {cost.shape[1]} | {n} | " + " | ".join(cells)
                   + f" | {', '.join(diffs) or '-'} |", flush=True)

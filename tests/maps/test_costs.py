@@ -12,7 +12,10 @@ import terrain
 from terrain.costs import cost_to_go, descend, dijkstra
 
 
-def test_the_field_equals_dijkstras_distances_exactly():
+@pytest.mark.parametrize("backend", ["torch", "scipy"])
+def test_the_field_equals_dijkstras_distances_exactly(backend):
+    if backend == "scipy":
+        pytest.importorskip("scipy.sparse.csgraph")
     rng = np.random.default_rng(0)
     c = rng.uniform(1.0, 5.0, (30, 41))
     c[rng.random(c.shape) < 0.2] = np.inf
@@ -20,7 +23,7 @@ def test_the_field_equals_dijkstras_distances_exactly():
     for g in goals:
         c[g] = 1.0
     field = cost_to_go(torch.tensor(np.stack([c, c[::-1].copy()])), torch.tensor(goals),
-                       torch.tensor([0, 1, 0, 1]), resolution=(0.5, 0.3))
+                       torch.tensor([0, 1, 0, 1]), resolution=(0.5, 0.3), backend=backend)
     for k, g in enumerate(goals):
         cost = c if k % 2 == 0 else c[::-1]
         want = dijkstra(cost, g, (0.5, 0.3))
@@ -143,3 +146,20 @@ def test_each_goal_plans_on_its_own_map():
         assert np.array_equal(both[i].numpy(), dijkstra(c[i].numpy(), goals[i].tolist()))
     with pytest.raises(ValueError, match="map_index"):
         cost_to_go(c[:2], goals)
+    with pytest.raises(ValueError, match="backend"):
+        cost_to_go(c, goals, backend="fmm")
+
+
+def test_the_two_backends_agree_bit_for_bit():
+    """SciPy's Dijkstra and the torch relaxation sum the same edges in the same order."""
+    pytest.importorskip("scipy.sparse.csgraph")
+    g = torch.Generator().manual_seed(1)
+    c = torch.rand(2, 37, 53, generator=g, dtype=torch.float64) * 4 + 0.2
+    c[torch.rand(2, 37, 53, generator=g) < 0.25] = math.inf
+    goals = torch.tensor([[3, 4], [20, 40], [36, 0]])
+    mi = torch.tensor([0, 1, 1])
+    for k in range(3):
+        c[mi[k], goals[k, 0], goals[k, 1]] = 1.0
+    a = cost_to_go(c, goals, mi, (0.08, 0.11), backend="torch")
+    b = cost_to_go(c, goals, mi, (0.08, 0.11), backend="scipy")
+    assert torch.equal(a, b) and bool(torch.isinf(a).any())

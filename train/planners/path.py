@@ -8,26 +8,36 @@ conservative *isotropic* bound (the heading is not in the search: every limit is
 worst heading, so a slope the vehicle could cross along its contour but not climb counts as
 one it cannot climb):
 
-* *slope*, of the ground smoothed over the wheel base: impassable past ``slope_share`` of the
-  least of the static roll limit (:func:`~offroad_env.physics.stability.static_tip_limits`)
-  and the steepest climb friction allows, ``atan(mu - c_rr)`` (``mu`` the sample's surface's,
-  else the env's); on soil, the climb its closed-form drawbar pull at full slip allows,
-  ``asin(DP / W)``;
+* *slope*, of the ground smoothed over the wheel base, against the least of the static roll
+  limit (:func:`~offroad_env.physics.stability.static_tip_limits`) and the steepest climb
+  friction allows, ``atan(mu - c_rr)`` (``mu`` the sample's surface's, else the env's); on
+  soil, the climb its closed-form drawbar pull at full slip allows, ``asin(DP / W)``;
 * *steps*: a rise to a sample within a wheel radius that the steepest climbable slope over
-  that run does not explain, impassable past the ledge-climb limit
+  that run does not explain, against the ledge-climb limit
   (:func:`~offroad_env.physics.stability.ledge_climb_limit`, the sample's friction);
-* *holes* and the map's edge: impassable;
-* the impassable samples grown by the vehicle's half width (its body must pass);
+* ground past either limit costs ``penalty`` (x100) times more, not infinitely: at a map's
+  grid, relief the vehicle drives over can read as a step (Verti-Bench's 1/6-scale worlds cut
+  into islands otherwise), so a route exists wherever one may;
+* *walls*: a step past ``wall_step`` wheel radii (a rock's side, a cliff), a hole, the map's
+  edge: never crossed; ground within the wheels' footprint's half diagonal of one (the body
+  turning in place clears it) costs ``wall_factor`` (x1000) times more, finite so that a start
+  there still has a way out, and ``near_factor`` (x4) within ``clearance`` more (routes keep to
+  a gap's middle);
 * the cost per metre of the rest: ``1 + slope_weight (theta / theta_max)^2 + soil_weight R_c /
   W`` (``R_c`` the soil's compaction resistance at the wheel's rolling sinkage, ``W`` its
   load).
 
-The field is computed on a planning grid ``stride`` samples apart (each planning cell the worst
-of its block) by :func:`terrain.costs.cost_to_go`, once per goal. The policy looks up its cell,
-descends the field ``lookahead`` metres and steers at that point (pure pursuit: turn rate
-``gain x bearing``), full speed within 45 degrees, 0.3 otherwise. Off the field (a pose inside
-a grown obstacle, where no path leaves), and within ``lookahead`` of the goal, it steers at the
-goal.
+**The field** of each (map, goal) pair, on a planning grid ``stride`` samples apart (each
+planning cell the worst of its block), by :func:`terrain.costs.cost_to_go` (exactly Dijkstra's
+distances on the 8-connected grid), computed once and kept: rows of the live env and of a
+look-ahead that share a goal share it.
+
+**The policy** (:class:`PathPolicy`, pure pursuit on an any-angle path): from its cell it
+descends the field ``lookahead`` metres and steers (turn rate ``gain x bearing``) at the
+farthest point of that descent a straight run reaches at no more cost than the grid's path
+(:func:`terrain.costs.visible`): across open ground straight at the goal, round a corner only
+as far as the corner. Full speed within 45 degrees of it, 0.3 otherwise. Where no path leaves
+its cell (inside a wall), it steers at the goal.
 """
 
 from __future__ import annotations
