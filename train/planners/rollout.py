@@ -80,11 +80,16 @@ LIBRARIES: dict[str, tuple[tuple[str, str], ...]] = {
 @dataclass(frozen=True)
 class RolloutConfig:
     """``replan``: steps between choices; ``horizon``: the look-ahead's most steps (0: to the
-    episode's end, which the time limit bounds); ``library``: a :data:`LIBRARIES` name."""
+    episode's end, which the time limit bounds); ``library``: a :data:`LIBRARIES` name;
+    ``keep``: over a bounded horizon, the plan being played is kept without a search while
+    its look-ahead reaches the goal, or ends in nothing fatal nor stuck having gained at least
+    ``keep`` of the cost-to-go that full speed straight at the goal on the cheapest ground
+    would gain (to the episode's end, only while it reaches the goal)."""
 
     replan: int = 20
     horizon: int = 0
     library: str = "default"
+    keep: float = 0.25
 
     def __post_init__(self):
         if not isinstance(self.replan, int) or isinstance(self.replan, bool) or self.replan < 1:
@@ -96,11 +101,13 @@ class RolloutConfig:
         if self.library not in LIBRARIES:
             raise ValueError(f"rollout library must be one of {sorted(LIBRARIES)}, got "
                              f"{self.library!r}")
+        if not isinstance(self.keep, (int, float)) or not 0.0 <= self.keep <= 1.0:
+            raise ValueError(f"rollout keep must be a number in [0, 1], got {self.keep!r}")
 
 
 def parse_options(text: str) -> dict:
     """``"replan=20,horizon=0,library=default"`` (or ``R=20,H=0``) as RolloutConfig keywords."""
-    return parse_named(text, {"replan": int, "horizon": int, "library": str},
+    return parse_named(text, {"replan": int, "horizon": int, "library": str, "keep": float},
                        {"R": "replan", "H": "horizon"}, "rollout")
 
 
@@ -225,8 +232,9 @@ class RolloutPlanner:
         return score[:M], goal[:M]
 
     def _score(self, ro, rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(M,)`` scores of a look-ahead's rows (module docstring) and whether each reached
-        the goal; ``rows``: the live rows they started from."""
+        """``(M,)`` scores of a look-ahead's rows (module docstring) and whether each is good
+        to keep (it reached the goal; over a bounded horizon also: ``RolloutConfig.keep``);
+        ``rows``: the live rows they started from."""
         from offroad_env.task.task import EndReason
         v = self.face.state_view()
         why = ro.end_reason[-1]
@@ -251,4 +259,10 @@ class RolloutPlanner:
         took = torch.where(ended.any(0), ended.to(torch.int64).argmax(0) + 1, ended.shape[0])
         score = (progress + torch.where(goal, END_BONUS - STEP_COST * took, 0.0)
                  - torch.where(fatal, END_BONUS, 0.0))
-        return score, goal
+        good = goal
+        if self.cfg.horizon and self.cfg.keep > 0:
+            c = self.face.config
+            full = c.max_speed * c.dt * c.action_repeat * ended.shape[0]
+            stopped = (why == int(EndReason.STUCK)) | (why == int(EndReason.DIVERGED))
+            good = goal | (~fatal & ~stopped & (progress >= self.cfg.keep * full))
+        return score, good
