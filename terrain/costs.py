@@ -181,17 +181,26 @@ def dijkstra(cost: np.ndarray, goal_rc, resolution=(1.0, 1.0)) -> np.ndarray:
 
 
 def descend(field: torch.Tensor, start_rc: torch.Tensor, steps: int,
-            field_index: torch.Tensor | None = None) -> torch.Tensor:
-    """``(N, steps + 1, 2)`` int64: from each start ``(row, column)``, ``steps`` moves to the
-    neighbour of least field value (staying where none is lower: the goal or a dead end).
-    ``field``: ``(F, ny, nx)``, start ``n`` on field ``field_index[n]`` (None: on field
-    ``n``)."""
+            field_index: torch.Tensor | None = None, cost: torch.Tensor | None = None,
+            map_index: torch.Tensor | None = None, resolution=(1.0, 1.0)) -> torch.Tensor:
+    """``(N, steps + 1, 2)`` int64: from each start ``(row, column)``, ``steps`` moves down the
+    field, staying where no neighbour is lower (the goal, or a cell no path leaves).
+
+    With ``cost`` (``(M, ny, nx)``, the field's own, row ``n`` on map ``map_index[n]``; None:
+    map ``n``) each move goes to the neighbour of least ``edge + field`` (the shortest path's
+    next cell: its field plus the edge equals the field here); without, to the neighbour of
+    least field (the same on ground of one cost, not on another). ``field``: ``(F, ny, nx)``,
+    start ``n`` on field ``field_index[n]`` (None: on field ``n``)."""
     _, ny, nx = field.shape
     rc = torch.as_tensor(start_rc, dtype=torch.int64).reshape(-1, 2).clone()
     N = rc.shape[0]
     n = torch.arange(N)
     rows = n if field_index is None else field_index
     offs = torch.tensor(NEIGHBOURS, dtype=torch.int64)
+    if cost is not None:
+        rx, ry = (resolution, resolution) if isinstance(resolution, (int, float)) else resolution
+        lengths = torch.tensor(_edge_lengths(rx, ry), dtype=torch.float64)
+        mrows = n if map_index is None else map_index
     out = [rc.clone()]
     for _ in range(steps):
         cand = rc[:, None, :] + offs[None]               # (N, 8, 2)
@@ -200,8 +209,13 @@ def descend(field: torch.Tensor, start_rc: torch.Tensor, steps: int,
         cr, cc = cand[..., 0].clamp(0, ny - 1), cand[..., 1].clamp(0, nx - 1)
         val = field[rows[:, None], cr, cc]
         val = torch.where(ok, val, torch.full_like(val, math.inf))
-        best = val.argmin(1)
         here = field[rows, rc[:, 0], rc[:, 1]]
+        score = val
+        if cost is not None:
+            c0 = cost[mrows, rc[:, 0], rc[:, 1]]
+            score = val + lengths * 0.5 * (c0[:, None] + cost[mrows[:, None], cr, cc])
+            score = torch.where(torch.isnan(score), torch.full_like(score, math.inf), score)
+        best = score.argmin(1)
         lower = val[n, best] < here
         rc = torch.where(lower[:, None], cand[n, best], rc)
         out.append(rc.clone())

@@ -56,7 +56,7 @@ def _route(heights, start, goal, res=0.05):
     x0, _, y0, _ = hm.bounds
     rc = lambda p: [int(round((p[1] - y0) / res)), int(round((p[0] - x0) / res))]  # noqa
     field = cost_to_go(cost, torch.tensor([rc(goal)]), resolution=res)
-    path = descend(field, torch.tensor([rc(start)]), 400)[0]
+    path = descend(field, torch.tensor([rc(start)]), 400, cost=cost, resolution=res)[0]
     return field, path, rc
 
 
@@ -100,6 +100,16 @@ def test_walls_and_ledges_past_the_limit_are_routed_around_and_a_low_ledge_cross
     p = path.numpy()
     assert p[-1].tolist() == rc((2.0, 0.0))
     assert not any(78 <= c <= 82 and 20 <= r <= 140 for r, c in p)   # never on the wall
+    # pulled taut, its straight legs round the wall's end: none crosses the wall, and the
+    # whole costs no more than the grid's path (a shortcut is taken only at no more cost)
+    from terrain.costs import segment_cost, smooth_path
+    (cost, _), _ = _planner_cost(h, res)
+    taut = torch.tensor(smooth_path(cost[0], field[0], path, res), dtype=torch.float64)
+    assert 2 < len(taut) < len(p)
+    legs = segment_cost(cost[:1].expand(len(taut) - 1, -1, -1), taut[:-1], taut[1:, None],
+                        res)
+    assert bool(torch.isfinite(legs).all())
+    assert float(legs.sum()) <= float(field[0][tuple(p[0])]) * (1 + 1e-9)
     low = np.zeros((161, 161))
     low[:, 80:] = 0.02                # a 2 cm ledge: under the Husky's limit (7.6 cm at mu 0.8)
     field, path, rc = _route(low, (-2.0, 0.0), (2.0, 0.0), res)

@@ -302,13 +302,22 @@ class PathPolicy:
         """``(N,)`` float64 the cost-to-go of world points ``xy`` ``(N, 2)`` [m] to each
         row's goal on its map (``view``'s rows); a point that no path leaves (inside a wall)
         reads :data:`UNREACHABLE`."""
+        self._check_maps()
         fi, _ = self.field_slots(view)
         xy = xy.to(torch.float64).cpu()
         rc = self.cell_of(xy[:, 0], xy[:, 1])
         return self.fields.data[fi, rc[:, 0], rc[:, 1]].clamp(max=UNREACHABLE)
 
+    def _check_maps(self) -> None:
+        """Start afresh where the env's maps were replaced (``set_terrain``)."""
+        if self.env.terrain is not self.maps:
+            to_action = self.to_action
+            self.__init__(self.env, to_action, **{f.name: getattr(self.cfg, f.name)
+                                                  for f in fields(self.cfg)})
+
     def __call__(self, obs: torch.Tensor, view=None) -> torch.Tensor:
         cfg = self.cfg
+        self._check_maps()
         view = self.env.state_view() if view is None else view
         fi, ci = self.field_slots(view)
         field, cost = self.fields.data, self.costs.data
@@ -320,7 +329,7 @@ class PathPolicy:
         here = self.cell_of(x, y)
         rows = torch.arange(x.shape[0])
         on = torch.isfinite(field[fi, here[:, 0], here[:, 1]])
-        path = descend(field, here, self.n_look, fi)
+        path = descend(field, here, self.n_look, fi, cost, ci, (self.sx, self.sy))
         # the carrot: the farthest point of the descended path that a straight run reaches
         # at no more cost than the path (any-angle: straight across open ground, round a
         # corner only as far as the corner)
