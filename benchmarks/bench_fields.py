@@ -14,7 +14,7 @@ planned at 121 x 121) and of Verti-Bench (a 20.5 m world: 257 x 257 samples, pla
   length x the mean of the two samples' costs), when scikit-image is installed.
 
 Each is checked against the first column timed (the same finite cells; the largest relative
-difference). Median wall time of ``--repeats`` calls (one call past N = 64); fields are made
+difference). Median wall time of ``--repeats`` calls for N = 1, one call past it; fields are made
 in chunks of ``--chunk`` goals (the torch relaxation holds ~20 float64 copies of its fields:
 4096 full fields at once do not fit in this machine's memory); the torch relaxation is timed
 up to ``--torch-max`` goals.
@@ -116,7 +116,7 @@ def main(argv=None) -> int:
     for name, (cost, res, shape) in _grids().items():
         for n in args.n:
             goals = _goals(cost, n)
-            reps = args.repeats if n <= 64 else 1
+            reps = args.repeats if n == 1 else 1
             ref, cells, diffs = None, [], []
             for lib, fn in (("torch", lambda: _fields(cost, goals, res, args.chunk, "torch")),
                             ("scipy", lambda: _fields(cost, goals, res, args.chunk, "scipy")),

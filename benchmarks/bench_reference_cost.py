@@ -28,7 +28,7 @@ from offroad_env.sim.config import TaskConfig
 from terrain.generators import PerlinConfig
 from train.planners import baseline
 
-POLICIES = ("rollout:R=20,H=100", "rollout:R=20,H=0,library=classic")
+POLICIES = ("rollout:R=20,H=100,library=map", "rollout:R=20,H=0")
 
 
 def episode(policy: str, steps: int, n: int) -> tuple[float, list[str]]:

@@ -70,7 +70,7 @@ def test_path_in_a_look_ahead_drives_as_it_does_live():
 def test_the_bounded_reference_looks_its_horizon_ahead_and_scores_by_cost_to_go():
     env, obs = _world([0, 1])
     base = env.unwrapped
-    planner = baseline("rollout:horizon=30,replan=10", env, 0)
+    planner = baseline("rollout:horizon=30,replan=10,library=map", env, 0)
     assert planner.reads_state and planner.field is not None  # path's fields score the end
     for _ in range(12):
         obs, *_ = env.step(planner(obs))

@@ -22,8 +22,8 @@ The progress: to the episode's end (``horizon=0``), the straight distance to the
 gained [m]; over a bounded ``horizon``, the map planner's cost-to-go it gained
 (:mod:`train.planners.path`: the field to the goal, read at base_link, in metres weighted by
 the ground's cost), so that what the horizon cuts off is scored by a plan of the whole way,
-and a re-plan costs ``C x horizon`` steps whatever the episode's length. The ``default``
-library holds the ``path`` baseline; a candidate that reads the privileged state
+and a re-plan costs ``C x horizon`` steps whatever the episode's length. The ``map``
+library adds the ``path`` baseline to the default one; a candidate that reads the privileged state
 (``reads_state``, as ``path`` does) gets each look-ahead row's own pose and goal.
 
 The candidate the environment is playing keeps its place while it is still predicted to reach
@@ -66,12 +66,12 @@ _PATH = (("path", "path"),)
 #: named candidate libraries: ``(first, then)`` baseline names (``"reverse"``: drive straight
 #: back at 0.6 of full speed). ``straight``: the straight line, a slow one, detours 25 and 50
 #: degrees to each side and a back-off-and-charge (needs only the ``goal`` observation term);
-#: ``heuristics``: the three shipped heuristics alone; ``classic``: ``straight`` with careful
+#: ``heuristics``: the three shipped heuristics alone; ``default``: ``straight`` with careful
 #: and physics (they read the ``height_scan`` and ``stability`` terms: the traverse task's);
-#: ``default``: ``classic`` and the privileged map planner ``path``
+#: ``map``: ``default`` and the privileged map planner ``path``
 LIBRARIES: dict[str, tuple[tuple[str, str], ...]] = {
-    "default": _STRAIGHT[:1] + _SHIPPED + _STRAIGHT[1:] + _PATH,
-    "classic": _STRAIGHT[:1] + _SHIPPED + _STRAIGHT[1:],
+    "default": _STRAIGHT[:1] + _SHIPPED + _STRAIGHT[1:],
+    "map": _STRAIGHT[:1] + _SHIPPED + _STRAIGHT[1:] + _PATH,
     "heuristics": _STRAIGHT[:1] + _SHIPPED,
     "straight": _STRAIGHT,
 }
