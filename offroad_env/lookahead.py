@@ -65,7 +65,8 @@ class Lookahead:
         self.sim.reset(torch.ones(self.rows, dtype=torch.bool, device=sim.device))
 
     def state_view(self) -> StateView:
-        """The look-ahead rows' current state (a :class:`StateView`, read-only)."""
+        """The look-ahead rows' current state (a
+        :class:`~offroad_env.state_view.StateView`, read-only)."""
         return view_of(self.sim, self.sim.state.contact)
 
     def __call__(self, snapshot: Snapshot, actions, horizon: int | None = None) -> Rollout:
@@ -77,7 +78,8 @@ class Lookahead:
         :meth:`Simulator.observe` after the restore) for at most ``horizon`` steps, stopping
         early once every row has ended (the rollout is then shorter than ``horizon``). A
         privileged policy (one with ``reads_state = True``, such as the map planner's) is called
-        ``act(obs, view)`` with the look-ahead rows' :class:`StateView` (their pose and goal)."""
+        ``act(obs, view)`` with the look-ahead rows'
+        :class:`~offroad_env.state_view.StateView` (their pose and goal)."""
         sim = self.sim
         if callable(actions):
             if not isinstance(horizon, int) or isinstance(horizon, bool) or horizon < 1:

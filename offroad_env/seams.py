@@ -95,8 +95,9 @@ class SimulatorSeams:
     _view_contact = None  # (the state's placement, it with loads): computed once per step
 
     def state_view(self) -> StateView:
-        """The current state (:class:`StateView`); it reads the simulator and writes nothing
-        (per-wheel loads a step did not need are computed for the view and kept with it)."""
+        """The current state (:class:`~offroad_env.state_view.StateView`); it reads the
+        simulator and writes nothing (per-wheel loads a step did not need are computed for
+        the view and kept with it)."""
         st = self.sim.state
         gc = st.contact
         if gc is None:
@@ -130,7 +131,7 @@ class SimulatorSeams:
         ``actions`` may instead be a policy ``act(obs (M, D)) -> (M, A)``, run closed loop
         for at most ``horizon`` steps and stopped once every row has ended; a privileged one
         (``reads_state = True``) is called ``act(obs, view)`` with the rows' own
-        :class:`StateView` (:class:`offroad_env.lookahead.Lookahead`)."""
+        :class:`~offroad_env.state_view.StateView` (:class:`offroad_env.lookahead.Lookahead`)."""
         if self._lookaheads is None:
             self._lookaheads = {}
         m = len(snapshot)

@@ -60,7 +60,8 @@ from train.planners.options import parse_options as _parse
 #: between two such points is 0, not NaN)
 UNREACHABLE = 1e6
 
-__all__ = ["UNREACHABLE", "PathConfig", "PathPolicy", "traversability", "path_policy", "parse_options"]
+__all__ = ["UNREACHABLE", "PathConfig", "PathPolicy", "traversability", "path_policy",
+           "parse_options"]
 
 
 @dataclass(frozen=True)
@@ -252,7 +253,7 @@ class PathPolicy:
     actions``, its speed and turn rate ``(M,)`` made actions by ``to_action(v, w)`` (the
     baselines' ``drive`` for the env's model: :func:`train.planners.baselines.baseline` builds
     it so); ``options``: :class:`PathConfig` fields. Privileged: reads the map and each row's
-    pose and goal, from ``view`` (a :class:`~offroad_env.seams.StateView`: the look-ahead
+    pose and goal, from ``view`` (a :class:`~offroad_env.state_view.StateView`: the look-ahead
     passes its rows' own) or, without one, the env's ``state_view()``. Each map's cost and each
     (map, goal) pair's field are computed once and kept."""
 
