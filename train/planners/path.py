@@ -151,6 +151,12 @@ def _material_limits(maps, vehicle, mu: float, c_rr: float):
     return out
 
 
+def planning_stride(maps, cfg: PathConfig) -> int:
+    """The planning grid's spacing in map samples: ``cfg.cell`` over the finer resolution,
+    rounded, at least 1."""
+    return max(1, int(round(cfg.cell / min(maps.resolution))))
+
+
 def traversability(maps, vehicle, mu: float, c_rr: float = 0.02, cfg: PathConfig = PathConfig(),
                    index: torch.Tensor | None = None) -> tuple[torch.Tensor, int]:
     """``(cost (M, ny', nx') float64 per metre, inf impassable; stride)``: the map's
@@ -222,7 +228,7 @@ def traversability(maps, vehicle, mu: float, c_rr: float = 0.02, cfg: PathConfig
     cost = torch.where(near, cost * cfg.near_factor, cost)
     cost = torch.where(grown, cost * cfg.wall_factor, cost)
     cost = torch.where(core, torch.full_like(cost, math.inf), cost)
-    stride = max(1, int(round(cfg.cell / res)))
+    stride = planning_stride(maps, cfg)
     if stride > 1:  # each planning cell: the worst of its block
         cost = F.max_pool2d(cost[:, None], stride, stride=stride, ceil_mode=True)[:, 0]
     return cost, stride
@@ -266,8 +272,7 @@ class PathPolicy:
         p = self.env.config.dynamics_params or RigidBodyParams()
         mu, c_rr = float(getattr(p, "mu", 0.8)), float(getattr(p, "c_rr", 0.02))
         vehicle = self.env.vehicle
-        _, self.stride = traversability(maps[0] if len(maps) > 1 else maps, vehicle, mu, c_rr,
-                                        self.cfg)
+        self.stride = planning_stride(maps, self.cfg)
         self.costs = _Slots(lambda idx: traversability(
             maps, vehicle, mu, c_rr, self.cfg, torch.tensor(idx))[0])
         self.fields = _Slots(self._fields)
