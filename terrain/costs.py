@@ -224,26 +224,35 @@ def descend(field: torch.Tensor, start_rc: torch.Tensor, steps: int,
 
 def segment_cost(cost: torch.Tensor, a_rc: torch.Tensor, b_rc: torch.Tensor,
                  resolution=(1.0, 1.0), map_index: torch.Tensor | None = None,
-                 samples: int = 64) -> torch.Tensor:
+                 samples: int | None = None) -> torch.Tensor:
     """``(N, K)`` the cost of the straight segments from ``a_rc`` ``(N, 2)`` to each of
     ``b_rc`` ``(N, K, 2)`` (float ``(row, column)``) on ``cost`` ``(M, ny, nx)`` (row ``n``
     on map ``map_index[n]``; None: row ``n`` on map ``n``): the midpoint rule over
-    ``samples`` equal pieces, each piece's length [m] times the cost of the sample nearest its
-    middle (``inf`` off the grid)."""
+    ``samples`` equal pieces (None: each segment its own, 64 or two a cell of its length
+    where that is more, so that no cell, a thin wall's included, is stepped over), each
+    piece's length [m] times the cost of the sample nearest its middle (``inf`` off the
+    grid)."""
     rx, ry = (resolution, resolution) if isinstance(resolution, (int, float)) else resolution
     _, ny, nx = cost.shape
     N = a_rc.shape[0]
     a = a_rc.to(torch.float64)[:, None, None, :]
     b = b_rc.to(torch.float64)[:, :, None, :]
-    t = (torch.arange(samples, dtype=torch.float64) + 0.5) / samples
-    pts = a + (b - a) * t[None, None, :, None]                          # (N, K, S, 2)
+    span = (b - a)[..., 0, :].abs().amax(-1)                            # (N, K) cells
+    n = (torch.full_like(span, float(samples)) if samples is not None
+         else torch.clamp(2 * torch.ceil(span), min=64.0))               # each its own
+    S = int(n.max()) if n.numel() else 1
+    k = torch.arange(S, dtype=torch.float64)
+    t = (k + 0.5)[None, None, :] / n[..., None]                          # (N, K, S)
+    keep = k[None, None, :] < n[..., None]
+    pts = a + (b - a) * t[..., None]                                    # (N, K, S, 2)
     r, c = pts[..., 0].round().long(), pts[..., 1].round().long()
     inside = (r >= 0) & (r < ny) & (c >= 0) & (c < nx)
     rows = (torch.arange(N) if map_index is None else map_index)[:, None, None]
     val = cost[rows, r.clamp(0, ny - 1), c.clamp(0, nx - 1)]
     val = torch.where(inside, val, torch.full_like(val, math.inf))
+    val = torch.where(keep, val, torch.zeros_like(val))
     length = torch.hypot((b - a)[..., 0] * ry, (b - a)[..., 1] * rx)[..., 0]  # (N, K)
-    return val.sum(-1) * length / samples
+    return val.sum(-1) * length / n
 
 
 def visible(cost: torch.Tensor, field: torch.Tensor, a_rc: torch.Tensor, b_rc: torch.Tensor,

@@ -173,3 +173,16 @@ def test_the_two_backends_agree_bit_for_bit():
     a = cost_to_go(c, goals, mi, (0.08, 0.11), backend="torch")
     b = cost_to_go(c, goals, mi, (0.08, 0.11), backend="scipy")
     assert torch.equal(a, b) and bool(torch.isinf(a).any())
+
+
+def test_a_long_segment_does_not_step_over_a_thin_wall():
+    """A one-cell wall across a 200-cell run: the straight segment's cost is infinite (64
+    fixed samples, 3 cells apart, once stepped over it)."""
+    from terrain.costs import segment_cost
+    c = torch.ones(1, 5, 201, dtype=torch.float64)
+    c[0, :, 100] = math.inf
+    a = torch.tensor([[2.0, 0.0]])
+    b = torch.tensor([[[2.0, 200.0], [2.0, 99.0]]])
+    got = segment_cost(c, a, b, 0.1)
+    assert math.isinf(float(got[0, 0]))
+    assert float(got[0, 1]) == pytest.approx(9.9, rel=1e-12)  # 99 cells of cost 1, 0.1 m
