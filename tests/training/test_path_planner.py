@@ -89,3 +89,29 @@ def test_rollout_options_are_checked():
         RolloutConfig(keep=1.5)
     with pytest.raises(ValueError, match="horizon"):
         RolloutConfig(horizon=-1)
+
+
+def test_path_slows_as_the_body_tilts_towards_its_tip_limit():
+    """``slow_from``: full speed below that share of the static tip limit, the speed falling
+    linearly to ``slow_speed`` at the limit (a roll or a pitch, whichever is the larger
+    share); the turn rate is the same."""
+    from offroad_env.physics.stability import static_tip_limits
+    from train.planners.path import PathConfig, PathPolicy
+    env, obs = _world([0, 3])
+    base = env.unwrapped
+    v = base.state_view()
+    roll_lim, pitch_lim = static_tip_limits(base.vehicle)
+    fast = PathPolicy(env, lambda s, w: torch.stack((s, w), 1))
+    slow = PathPolicy(env, lambda s, w: torch.stack((s, w), 1), slow_from=0.5, slow_speed=0.2)
+    flat = v._replace(roll=torch.zeros_like(v.roll), pitch=torch.zeros_like(v.pitch))
+    assert torch.equal(fast(obs, flat), slow(obs, flat))
+    # row 0 rolled to 3/4 of its limit: speed 1 - 0.5 (1 - 0.2) = 0.6; row 1 pitched past it
+    tilt = v._replace(
+        roll=torch.tensor([0.75 * roll_lim, 0.0], dtype=v.roll.dtype),
+        pitch=torch.tensor([0.0, -1.1 * pitch_lim], dtype=v.pitch.dtype))
+    a, b = fast(obs, tilt), slow(obs, tilt)
+    assert torch.equal(a[:, 1], b[:, 1])
+    expect = torch.minimum(a[:, 0].double(), torch.tensor([0.6, 0.2], dtype=torch.float64))
+    torch.testing.assert_close(b[:, 0].double(), expect, rtol=0, atol=1e-6)
+    with pytest.raises(ValueError, match="slow_from"):
+        PathConfig(slow_from=1.5)
