@@ -175,3 +175,69 @@ def test_mppi_with_the_reward_objective_avoids_a_hole_on_the_straight_path():
     assert bool((furthest > 2.0).all()), furthest  # it drove toward the hole, then held off
     reason, done, _ = ends["v0"]
     assert bool((done & (reason == int(EndReason.HOLE))).all()), reason
+
+
+def test_mppi_knots_seconds_and_iterations():
+    """``knots``: the noise is linear between k knots spread over the horizon (zero second
+    differences inside each span), with the knots' standard deviation; ``seconds``: the
+    horizon in simulated time; ``iterations``: one look-ahead per iteration, deterministic."""
+    env = _env()
+    obs, _ = env.reset(seed=0)
+    dt = env.unwrapped.config.dt * env.unwrapped.config.action_repeat
+    act = mppi_policy(env, samples=64, seconds=13 * dt, knots=4)
+    assert act.horizon == 13
+    eps = act._noise(4, 64, 13, 2)  # knots at steps 0, 4, 8, 12
+    second = eps[:, :, 2:] - 2 * eps[:, :, 1:-1] + eps[:, :, :-2]  # (.., 11, 2) at steps 1..11
+    inside = [h - 1 for h in range(1, 12) if h % 4]
+    assert float(second[:, :, inside].abs().max()) < 1e-6
+    assert abs(float(eps[:, :, ::4].std()) - act.cfg.noise) < 0.05
+    runs = []
+    for _ in range(2):
+        env = _env()
+        obs, _ = env.reset(seed=0)
+        act = mppi_policy(env, samples=8, horizon=6, iterations=3, objective="progress")
+        calls = []
+        look = env.unwrapped.lookahead
+        env.unwrapped.lookahead = lambda *a: calls.append(1) or look(*a)
+        runs.append(torch.stack([act(obs) for _ in range(2)]))
+        assert len(calls) == 6
+    assert torch.equal(*runs)
+    for bad, match in (({"knots": 1}, "knots"), ({"iterations": 0}, "iterations"),
+                       ({"anneal": 0.0}, "anneal"), ({"stability": 1.0}, "stability weighs"),
+                       ({"seconds": -1.0}, "seconds")):
+        with pytest.raises(ValueError, match=match):
+            MPPIConfig(**bad)
+
+
+def test_mppi_cost_to_go_objective_goes_round_a_wall():
+    """``objective=cost_to_go`` scores a sample's end by the map planner's cost-to-go, which
+    sees a wall past the horizon: from 3 m before a 1 m high wall across the straight line
+    (8 m wide), a 1-s horizon with the ``progress`` objective drives at the wall and stops
+    there, while the cost-to-go takes the rows round its end within 25 s."""
+    import gymnasium as gym
+
+    from offroad_env import EndReason
+
+    n = 161  # 40 x 40 m at 0.25 m; the wall at x = 3..3.5, |y| < 4
+    x = torch.linspace(-20, 20, n, dtype=torch.float64)
+    h = torch.zeros(n, n, dtype=torch.float64)
+    h[(x[:, None].abs() < 4.0) & (x[None, :] >= 3.0) & (x[None, :] <= 3.5)] = 1.0
+    f64 = torch.float64
+    reached = {}
+    for objective in ("progress", "cost_to_go"):
+        env = gym.make_vec("offroad_env/OffroadNav-v1", num_envs=2,
+                           vectorization_mode="vector_entry_point",
+                           terrain=(h.numpy(), 0.25), num_maps=1, max_episode_steps=500)
+        obs, _ = env.reset(seed=0, options={
+            "start_pose": torch.tensor([[0.0, -0.5, 0.0], [0.0, 0.5, 0.0]], dtype=f64),
+            "goal": torch.tensor([[7.0, -0.5], [7.0, 0.5]], dtype=f64)})
+        act = baseline(f"mppi:K=16,seconds=1.0,replan=2,objective={objective}", env, 0)
+        done = torch.zeros(2, dtype=torch.bool)
+        for _ in range(500):
+            obs, _, term, trunc, info = env.step(act(obs))
+            done |= torch.as_tensor(term) & (env.unwrapped.end_reasons
+                                             == int(EndReason.GOAL_REACHED))
+            if bool(done.all()):
+                break
+        reached[objective] = done
+    assert bool(reached["cost_to_go"].all()) and not bool(reached["progress"].any()), reached

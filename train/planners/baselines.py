@@ -270,10 +270,10 @@ def baseline(name: str, env, seed: int) -> Callable:
         from train.planners.mppi import mppi_policy, parse_options
         opts = parse_options(text)
         g = opts.get("guide", "")
-        if g and (g not in BASELINES or g == "random"):
-            raise ValueError(f"MPPI guide must be one of "
-                             f"{[b for b in BASELINES if b != 'random']}, got {g!r}")
-        return mppi_policy(env, seed, BASELINES[g](env, seed) if g else None, **opts)
+        guides = [b for b in BASELINES if b != "random"] + ["path"]
+        if g and g not in guides:
+            raise ValueError(f"MPPI guide must be one of {guides}, got {g!r}")
+        return mppi_policy(env, seed, baseline(g, env, seed) if g else None, **opts)
     if head == "rollout":
         return _rollout(text, env, seed)
     if head == "path":
@@ -308,6 +308,6 @@ def _rollout(text: str, env, seed: int):
         try:
             built[name] = reverse_policy(env) if name == "reverse" else baseline(name, env, seed)
         except ValueError as exc:
-            raise ValueError(f"rollout library {cfg.library!r}: {exc} (library=straight needs "
-                             "only the goal term)") from None
+            raise ValueError(f"rollout library {cfg.library!r}: {exc} (library=straight or "
+                             "straight_map needs only the goal term)") from None
     return RolloutPlanner(env, cfg, [(built[f], built[t]) for f, t in LIBRARIES[cfg.library]])

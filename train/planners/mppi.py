@@ -48,20 +48,35 @@ from dataclasses import dataclass
 import torch
 
 from train.planners.options import parse_options as parse_named
+from train.planners.scoring import end_flags, progress as gained
 
 __all__ = ["MPPIConfig", "MPPI", "mppi_policy", "parse_options", "OBJECTIVES", "END_BONUS"]
 
 #: what a sample's return measures (:class:`MPPIConfig`)
-OBJECTIVES = ("reward", "progress")
+OBJECTIVES = ("reward", "progress", "cost_to_go")
 #: the ``progress`` objective's bonus for the goal and penalty for a fatal end [m equivalent]
 END_BONUS = 10.0
 
 
 @dataclass(frozen=True)
 class MPPIConfig:
-    """``samples`` K, ``horizon`` H [steps], ``temperature`` (relative to the returns'
-    spread), ``noise`` (action standard deviation, actions in [-1, 1]), ``smoothing`` (the
-    noise's AR(1) coefficient along the horizon, in [0, 1)), ``gamma`` (discount), ``seed``."""
+    """``samples`` K, ``horizon`` H [steps] (or ``seconds``: the horizon in simulated seconds,
+    rounded to steps, when > 0), ``temperature`` (relative to the returns' spread), ``noise``
+    (action standard deviation, actions in [-1, 1]), ``smoothing`` (the noise's AR(1)
+    coefficient along the horizon, in [0, 1)), ``gamma`` (discount), ``seed``;
+
+    * ``objective``: ``reward`` (the env's rewards), ``progress`` (the straight distance to the
+      goal gained) or ``cost_to_go`` (the map planner's cost-to-go gained to the horizon's end,
+      :mod:`train.planners.path`: a terminal cost that sees the obstacles past the horizon);
+      both with ``END_BONUS`` for the goal and against a fatal end;
+    * ``stability``: with a progress objective, the cost of a low stability margin: ``stability
+      x`` the mean over the horizon of ``max(0, 1 - margin / margin_deg)`` (the force-angle
+      margin of the ``stability`` observation term);
+    * ``knots``: 0, noise at every step (AR(1)); ``k >= 2``, noise at ``k`` control knots spread
+      over the horizon, linear between them (a smooth manoeuvre in fewer dimensions);
+    * ``iterations``, ``anneal``: plans per control step (DIAL-MPC's annealing, as CEM refines
+      its mean): each further iteration samples around the last one's weighted mean, with its
+      noise scaled by ``anneal`` once more."""
 
     samples: int = 32
     horizon: int = 15
@@ -73,13 +88,33 @@ class MPPIConfig:
     guide: str = ""
     replan: int = 1
     objective: str = "reward"
+    seconds: float = 0.0
+    stability: float = 0.0
+    margin_deg: float = 20.0
+    knots: int = 0
+    iterations: int = 1
+    anneal: float = 0.5
 
     def __post_init__(self):
-        for name in ("samples", "horizon", "replan"):
+        for name in ("samples", "horizon", "replan", "iterations"):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"MPPI {name} must be an int >= 1, got {v!r}")
-        if self.replan > self.horizon:
+        if not isinstance(self.knots, int) or isinstance(self.knots, bool) or self.knots < 0 \
+                or self.knots == 1:
+            raise ValueError(f"MPPI knots must be 0 (every step) or an int >= 2, got "
+                             f"{self.knots!r}")
+        for name, lo in (("seconds", 0.0), ("stability", 0.0), ("margin_deg", 0.0),
+                         ("anneal", 0.0)):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= lo) or (
+                    name in ("margin_deg", "anneal") and v <= 0):
+                raise ValueError(f"MPPI {name} must be a finite number >= 0 (> 0 for "
+                                 f"margin_deg and anneal), got {v!r}")
+        if self.stability > 0 and self.objective == "reward":
+            raise ValueError("MPPI stability weighs a progress objective's margin cost; give "
+                             "objective=progress or cost_to_go")
+        if self.replan > self.horizon and not self.seconds:
             raise ValueError(f"MPPI replan ({self.replan}) must not exceed the horizon "
                              f"({self.horizon})")
         if self.objective not in OBJECTIVES:
@@ -117,21 +152,59 @@ class MPPI:
         sim = self.face.sim
         self.n, self.a = sim.n, sim.action_dim
         self.dtype, self.device = sim.dtype, sim.device
-        self.plan = torch.zeros(self.n, c.horizon, self.a, dtype=self.dtype, device=self.device)
+        fc = self.face.config
+        #: the horizon [steps]: ``horizon``, or ``seconds`` of simulated time rounded
+        self.horizon = (max(1, int(round(c.seconds / (fc.dt * fc.action_repeat))))
+                        if c.seconds else c.horizon)
+        if c.replan > self.horizon:
+            raise ValueError(f"MPPI replan ({c.replan}) must not exceed the horizon "
+                             f"({self.horizon} steps)")
+        H = self.horizon
+        self.plan = torch.zeros(self.n, H, self.a, dtype=self.dtype, device=self.device)
         self.gen = torch.Generator(self.device).manual_seed(c.seed)
-        self.disc = c.gamma ** torch.arange(c.horizon, dtype=self.dtype, device=self.device)
+        self.disc = c.gamma ** torch.arange(H, dtype=self.dtype, device=self.device)
         if bool(c.guide) != (guide is not None):
             raise ValueError(f"MPPI config guide {c.guide!r} needs its policy given as guide "
                              "(train.planners.baselines.baseline builds both)" if c.guide else
                              "a guide policy was given but the config names none")
         #: the guide's policy ``act(obs) -> (N, A)`` (None: no guide)
         self.guide = guide
+        #: the map planner whose cost-to-go scores the horizon's end (``cost_to_go``)
+        self.field = None
+        if c.objective == "cost_to_go":
+            self.field = guide if hasattr(guide, "cost_to_go_at") else None
+            if self.field is None:
+                from train.planners.path import PathPolicy
+                self.field = PathPolicy(env, None)
+        self._margin = None
+        if c.stability > 0:
+            from train.planners.baselines import _layout
+            self._margin = _layout(env, "stability", who="MPPI stability cost")["stability"][0]
         #: ``(N,)`` bool: the rows to plan (None: all); the others get a zero action
         self.active: torch.Tensor | None = None
         self._calls = 0
 
+    def _noise(self, N: int, K: int, H: int, A: int) -> torch.Tensor:
+        """``(N, K, H, A)`` the samples' noise (:class:`MPPIConfig`: AR(1) along the horizon, or
+        linear between ``knots``), standard deviation ``noise``."""
+        c = self.cfg
+        if c.knots:
+            w = torch.randn(N, K, c.knots, A, generator=self.gen, dtype=self.dtype,
+                            device=self.device)
+            t = torch.linspace(0.0, c.knots - 1.0, H, dtype=self.dtype, device=self.device)
+            i0 = t.floor().long().clamp(max=c.knots - 2)
+            f = (t - i0).view(1, 1, H, 1)
+            return (w[:, :, i0] * (1.0 - f) + w[:, :, i0 + 1] * f) * c.noise
+        w = torch.randn(N, K, H, A, generator=self.gen, dtype=self.dtype, device=self.device)
+        eps = torch.empty_like(w)
+        eps[:, :, 0] = w[:, :, 0]
+        keep = math.sqrt(1.0 - c.smoothing ** 2)
+        for h in range(1, H):
+            eps[:, :, h] = c.smoothing * eps[:, :, h - 1] + keep * w[:, :, h]
+        return eps * c.noise
+
     def __call__(self, obs=None) -> torch.Tensor:
-        c, N, K, H, A = self.cfg, self.n, self.cfg.samples, self.cfg.horizon, self.a
+        c, N, K, H, A = self.cfg, self.n, self.cfg.samples, self.horizon, self.a
         fresh = self.face.state_view().steps == 0  # a new episode: a new plan
         g = None
         if self.guide is not None:
@@ -147,7 +220,6 @@ class MPPI:
             if self.active is not None:
                 act = torch.where(self.active.to(self.device).view(N, 1), act, 0.0)
             return act
-        w = torch.randn(N, K, H, A, generator=self.gen, dtype=self.dtype, device=self.device)
         snap = self.face.get_state()
         rows, m = None, N
         if self.active is not None:
@@ -159,28 +231,28 @@ class MPPI:
                 q = -(-N // 8)
                 size = min(N, -(-m // q) * q)
                 rows = torch.cat((act_rows, act_rows[:1].expand(size - m)))
-                snap, w = snap.select(rows), w[rows]
+                snap = snap.select(rows)
                 g = None if g is None else g[rows]
-        plan0 = self.plan if rows is None else self.plan[rows]
-        eps = torch.empty_like(w)
-        eps[:, :, 0] = w[:, :, 0]
-        keep = math.sqrt(1.0 - c.smoothing ** 2)
-        for h in range(1, H):
-            eps[:, :, h] = c.smoothing * eps[:, :, h - 1] + keep * w[:, :, h]
-        eps = eps * c.noise
-        eps[:, 0] = 0.0  # sample 0: the plan itself
-        V = (plan0.unsqueeze(1) + eps).clamp(-1.0, 1.0)  # (M, K, H, A)
-        if g is not None:  # sample 1: the guide's action held over the horizon
-            V[:, 1] = g.unsqueeze(1)
-        M = V.shape[0]
-        ro = self.face.lookahead(snap.repeat(K), V.permute(2, 0, 1, 3).reshape(H, M * K, A))
-        if c.objective == "reward":
-            ret = (ro.reward * self.disc.unsqueeze(1)).sum(0).view(M, K)
-        else:
-            ret = self._progress(ro, rows, M, K)
-        spread = ret.std(1, keepdim=True).clamp_min(1e-6)
-        weights = torch.softmax((ret - ret.amax(1, keepdim=True)) / (c.temperature * spread), 1)
-        plan = (weights.view(M, K, 1, 1) * V).sum(1)
+        plan = self.plan if rows is None else self.plan[rows]
+        for it in range(c.iterations):
+            eps = self._noise(N, K, H, A)  # drawn for all N rows: a row's own samples
+            eps = eps if rows is None else eps[rows]
+            if it:
+                eps = eps * c.anneal ** it
+            eps[:, 0] = 0.0  # sample 0: the plan itself
+            V = (plan.unsqueeze(1) + eps).clamp(-1.0, 1.0)  # (M, K, H, A)
+            if g is not None:  # sample 1: the guide's action held over the horizon
+                V[:, 1] = g.unsqueeze(1)
+            M = V.shape[0]
+            ro = self.face.lookahead(snap.repeat(K), V.permute(2, 0, 1, 3).reshape(H, M * K, A))
+            if c.objective == "reward":
+                ret = (ro.reward * self.disc.unsqueeze(1)).sum(0).view(M, K)
+            else:
+                ret = self._progress(ro, rows, M, K)
+            spread = ret.std(1, keepdim=True).clamp_min(1e-6)
+            weights = torch.softmax((ret - ret.amax(1, keepdim=True)) / (c.temperature * spread),
+                                    1)
+            plan = (weights.view(M, K, 1, 1) * V).sum(1)
         #: the last call's look-ahead (rows ``i K + j`` of the planned rows) and sample
         #: weights ``(M, K)``, for plots
         self.last_rollout, self.last_weights = ro, weights
@@ -193,22 +265,17 @@ class MPPI:
         self.plan[rows[:m]] = shifted[:m]
         return act
 
-
     def _progress(self, ro, rows, M: int, K: int) -> torch.Tensor:
-        """``(M, K)`` returns of the ``progress`` objective (:class:`MPPIConfig`)."""
-        from offroad_env.task.task import EndReason
-        v = self.face.state_view()
-        goal = v.goal_w if rows is None else v.goal_w[rows]
-        here = torch.stack((v.x, v.y), 1)
-        here = here if rows is None else here[rows]
-        g = goal.to(torch.float64).repeat_interleave(K, 0)
-        d0 = torch.linalg.vector_norm(g - here.to(torch.float64).repeat_interleave(K, 0), dim=1)
-        d1 = torch.linalg.vector_norm(g - ro.position[-1], dim=1)
-        why = ro.end_reason[-1]
-        bonus = torch.where(why == int(EndReason.GOAL_REACHED), END_BONUS, 0.0)
-        fatal = ((why == int(EndReason.TIP_OVER)) | (why == int(EndReason.HOLE))
-                 | (why == int(EndReason.OFF_MAP)))
-        ret = d0 - d1 + bonus - torch.where(fatal, END_BONUS, 0.0)
+        """``(M, K)`` returns of the ``progress`` and ``cost_to_go`` objectives
+        (:class:`MPPIConfig`)."""
+        live = torch.arange(self.n, device=self.device) if rows is None else rows
+        goal, fatal, _ = end_flags(ro.end_reason[-1])
+        ret = (gained(self.face.state_view(), ro, live.repeat_interleave(K), self.field)
+               + torch.where(goal, END_BONUS, 0.0) - torch.where(fatal, END_BONUS, 0.0))
+        if self._margin is not None:
+            margin = ro.obs[:, :, self._margin].to(torch.float64)  # (H, M K)
+            short = (1.0 - margin / math.radians(self.cfg.margin_deg)).clamp(min=0.0)
+            ret = ret - self.cfg.stability * short.mean(0)
         return ret.to(self.dtype).view(M, K)
 
 

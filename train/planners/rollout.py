@@ -48,6 +48,7 @@ from typing import Callable
 import torch
 
 from train.planners.options import parse_options as parse_named
+from train.planners.scoring import end_flags, progress as gained
 
 __all__ = ["LIBRARIES", "RolloutConfig", "RolloutPlanner", "parse_options", "END_BONUS"]
 
@@ -68,10 +69,12 @@ _PATH = (("path", "path"),)
 #: degrees to each side and a back-off-and-charge (needs only the ``goal`` observation term);
 #: ``heuristics``: the three shipped heuristics alone; ``default``: ``straight`` with careful
 #: and physics (they read the ``height_scan`` and ``stability`` terms: the traverse task's);
-#: ``map``: ``default`` and the privileged map planner ``path``
+#: ``map``: ``default`` and the privileged map planner ``path``; ``straight_map``: ``straight``
+#: and ``path`` (for a task without the height scan, as Verti-Bench's)
 LIBRARIES: dict[str, tuple[tuple[str, str], ...]] = {
     "default": _STRAIGHT[:1] + _SHIPPED + _STRAIGHT[1:],
     "map": _STRAIGHT[:1] + _SHIPPED + _STRAIGHT[1:] + _PATH,
+    "straight_map": _STRAIGHT + _PATH,
     "heuristics": _STRAIGHT[:1] + _SHIPPED,
     "straight": _STRAIGHT,
 }
@@ -235,26 +238,13 @@ class RolloutPlanner:
         """``(M,)`` scores of a look-ahead's rows (module docstring) and whether each is good
         to keep (it reached the goal; over a bounded horizon also: ``RolloutConfig.keep``);
         ``rows``: the live rows they started from."""
-        from offroad_env.task.task import EndReason
         v = self.face.state_view()
-        why = ro.end_reason[-1]
-        goal = why == int(EndReason.GOAL_REACHED)
-        fatal = ((why == int(EndReason.TIP_OVER)) | (why == int(EndReason.HOLE))
-                 | (why == int(EndReason.OFF_MAP)))
-        if self.cfg.horizon:
+        goal, fatal, stopped = end_flags(ro.end_reason[-1])
+        if self.cfg.horizon and self.field is None:
             # a bounded horizon: what is left is scored by the map planner's cost-to-go
-            if self.field is None:
-                from train.planners.path import PathPolicy
-                self.field = PathPolicy(self.env, None)
-            sel = v.select(rows)
-            f0 = self.field.cost_to_go_at(sel, sel.base_position_w[:, :2])
-            f1 = self.field.cost_to_go_at(sel, ro.base_position[-1])
-            progress = (f0 - f1).to(ro.base_position)
-        else:
-            g = v.goal_w[rows].to(torch.float64)
-            here = torch.stack((v.x, v.y), 1)[rows].to(torch.float64)
-            progress = (torch.linalg.vector_norm(g - here, dim=1)
-                        - torch.linalg.vector_norm(g - ro.position[-1], dim=1))
+            from train.planners.path import PathPolicy
+            self.field = PathPolicy(self.env, None)
+        progress = gained(v, ro, rows, self.field if self.cfg.horizon else None)
         ended = ro.terminated | ro.truncated  # (H, M)
         took = torch.where(ended.any(0), ended.to(torch.int64).argmax(0) + 1, ended.shape[0])
         score = (progress + torch.where(goal, END_BONUS - STEP_COST * took, 0.0)
@@ -263,6 +253,5 @@ class RolloutPlanner:
         if self.cfg.horizon and self.cfg.keep > 0:
             c = self.face.config
             full = c.max_speed * c.dt * c.action_repeat * ended.shape[0]
-            stopped = (why == int(EndReason.STUCK)) | (why == int(EndReason.DIVERGED))
             good = goal | (~fatal & ~stopped & (progress >= self.cfg.keep * full))
         return score, good
