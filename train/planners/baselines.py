@@ -308,6 +308,6 @@ def _rollout(text: str, env, seed: int):
         try:
             built[name] = reverse_policy(env) if name == "reverse" else baseline(name, env, seed)
         except ValueError as exc:
-            raise ValueError(f"rollout library {cfg.library!r}: {exc} (library=straight or "
-                             "straight_map needs only the goal term)") from None
+            raise ValueError(f"rollout library {cfg.library!r}: {exc} (library=straight needs "
+                             "only the goal term)") from None
     return RolloutPlanner(env, cfg, [(built[f], built[t]) for f, t in LIBRARIES[cfg.library]])

@@ -69,12 +69,10 @@ _PATH = (("path", "path"),)
 #: degrees to each side and a back-off-and-charge (needs only the ``goal`` observation term);
 #: ``heuristics``: the three shipped heuristics alone; ``default``: ``straight`` with careful
 #: and physics (they read the ``height_scan`` and ``stability`` terms: the traverse task's);
-#: ``map``: ``default`` and the privileged map planner ``path``; ``straight_map``: ``straight``
-#: and ``path`` (for a task without the height scan, as Verti-Bench's)
+#: ``map``: ``default`` and the privileged map planner ``path``
 LIBRARIES: dict[str, tuple[tuple[str, str], ...]] = {
     "default": _STRAIGHT[:1] + _SHIPPED + _STRAIGHT[1:],
     "map": _STRAIGHT[:1] + _SHIPPED + _STRAIGHT[1:] + _PATH,
-    "straight_map": _STRAIGHT + _PATH,
     "heuristics": _STRAIGHT[:1] + _SHIPPED,
     "straight": _STRAIGHT,
 }
