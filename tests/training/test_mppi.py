@@ -209,11 +209,12 @@ def test_mppi_knots_seconds_and_iterations():
             MPPIConfig(**bad)
 
 
-def test_mppi_cost_to_go_objective_goes_round_a_wall():
+def test_mppi_cost_to_go_objective_goes_round_a_trench():
     """``objective=cost_to_go`` scores a sample's end by the map planner's cost-to-go, which
-    sees a wall past the horizon: from 3 m before a 1 m high wall across the straight line
-    (8 m wide), a 1-s horizon with the ``progress`` objective drives at the wall and stops
-    there, while the cost-to-go takes the rows round its end within 25 s."""
+    sees past the horizon: from 3 m before a trench (a hole 0.5 m long and 8 m wide) across
+    the straight line, a 1-s horizon with the ``progress`` objective drives up to its edge and
+    stays there (every sample that gains falls in), while the cost-to-go takes the rows round
+    its end to the goal within 25 s; none falls in."""
     import gymnasium as gym
 
     from offroad_env import EndReason
@@ -221,9 +222,9 @@ def test_mppi_cost_to_go_objective_goes_round_a_wall():
     n = 161  # 40 x 40 m at 0.25 m; the wall at x = 3..3.5, |y| < 4
     x = torch.linspace(-20, 20, n, dtype=torch.float64)
     h = torch.zeros(n, n, dtype=torch.float64)
-    h[(x[:, None].abs() < 4.0) & (x[None, :] >= 3.0) & (x[None, :] <= 3.5)] = 1.0
+    h[(x[:, None].abs() < 4.0) & (x[None, :] >= 3.0) & (x[None, :] <= 3.5)] = float("nan")
     f64 = torch.float64
-    reached = {}
+    reached, fell = {}, {}
     for objective in ("progress", "cost_to_go"):
         env = gym.make_vec("offroad_env/OffroadNav-v1", num_envs=2,
                            vectorization_mode="vector_entry_point",
@@ -233,11 +234,14 @@ def test_mppi_cost_to_go_objective_goes_round_a_wall():
             "goal": torch.tensor([[7.0, -0.5], [7.0, 0.5]], dtype=f64)})
         act = baseline(f"mppi:K=16,seconds=1.0,replan=2,objective={objective}", env, 0)
         done = torch.zeros(2, dtype=torch.bool)
+        hole = torch.zeros(2, dtype=torch.bool)
         for _ in range(500):
             obs, _, term, trunc, info = env.step(act(obs))
-            done |= torch.as_tensor(term) & (env.unwrapped.end_reasons
-                                             == int(EndReason.GOAL_REACHED))
+            why = env.unwrapped.end_reasons
+            done |= torch.as_tensor(term) & (why == int(EndReason.GOAL_REACHED))
+            hole |= why == int(EndReason.HOLE)
             if bool(done.all()):
                 break
-        reached[objective] = done
+        reached[objective], fell[objective] = done, hole
     assert bool(reached["cost_to_go"].all()) and not bool(reached["progress"].any()), reached
+    assert not bool(fell["cost_to_go"].any()), fell
