@@ -18,8 +18,18 @@ For N environments at once, each control step:
    value suits every task), and its first action is taken; the plan shifts by one step for
    the next call (the last action repeated). A new episode starts from a zero plan.
 
+What a sample's return measures (``objective``): the env's discounted rewards (``reward``);
+the straight distance to the goal it gained (``progress``); or the map planner's cost-to-go it
+gained to the horizon's end (``cost_to_go``, :mod:`train.planners.path`): a terminal cost that
+sees an obstacle or a trench past the horizon, where the straight distance leads into it. The
+two progress objectives add ``END_BONUS`` for the goal and take it for a fatal end, and may
+charge a low stability margin (``stability``). The noise may live on a few control knots,
+linear between them (``knots``), and a plan may be refined over several ``iterations``, each
+sampling around the last one's weighted mean with annealed noise (as DIAL-MPC does).
+
 ``replan`` k > 1 plans every k-th call and plays the plan's next actions in between (k times
-cheaper; the noise is drawn only on planning calls). ``guide`` (a baseline's name, default none) adds an ancillary controller's suggestion: sample 1
+cheaper; the noise is drawn only on planning calls). ``guide`` (a baseline's name or
+``path``, default none) adds an ancillary controller's suggestion: sample 1
 of each row holds that policy's current action over the whole horizon (no noise), and a new
 episode's plan starts from it instead of zeros. The planner then chooses between the guide's
 line and its own samples by their simulated returns; the guide only proposes.
@@ -281,10 +291,13 @@ class MPPI:
 
 def mppi_policy(env, seed: int = 0, guide_policy=None, **options) -> MPPI:
     """The MPPI planner for ``env`` (a vector env of this package) with MPPIConfig
-    ``options``; ``guide_policy``: the policy named by ``options["guide"]`` (built by
-    :func:`train.planners.baselines.baseline`, which is how a ``"mppi:...,guide=heuristic"`` name gets
-    one)."""
+    ``options``; ``guide_policy``: the policy named by ``options["guide"]`` (None: built here
+    by :func:`train.planners.baselines.baseline`, as a ``"mppi:...,guide=path"`` name is)."""
     if not hasattr(env.unwrapped, "lookahead"):
         raise ValueError("MPPI plans on an offroad_env vector env (it needs get_state and "
                          "lookahead)")
-    return MPPI(env, MPPIConfig(**dict({"seed": seed}, **options)), guide_policy)
+    cfg = MPPIConfig(**dict({"seed": seed}, **options))
+    if cfg.guide and guide_policy is None:
+        from train.planners.baselines import baseline
+        guide_policy = baseline(cfg.guide, env, seed)
+    return MPPI(env, cfg, guide_policy)
