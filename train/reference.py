@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from train.planners.baselines import BASELINES
-from train.common.suite import SUITES_DIR, load_suite
+from train.common.suite import SUITES_DIR, load_suite, maps_suite_json
 
 __all__ = ["mcnemar", "load_results", "report", "report_markdown", "store_reference", "main"]
 
@@ -89,10 +89,49 @@ def load_results(paths) -> dict[str, dict]:
 
 
 def _families(res: dict) -> np.ndarray:
-    """Each task's family name, in the results' task order (family by family)."""
+    """Each task's family name, in the results' task order (family by family); for a suite of
+    maps, each task's map name (in the suite's task order)."""
+    suite = res.get("suite") or {}
+    if suite.get("maps"):
+        return np.asarray([t["map"] for t in _map_tasks(res)])
     fams = list(res["by_family"])
     counts = [res["by_family"][f]["all"]["episodes"] for f in fams]
     return np.repeat(np.asarray(fams), counts)
+
+
+def _map_tasks(res: dict) -> list[dict]:
+    """A suite of maps' tasks in the results' order; ValueError for a slice of one."""
+    tasks = res["suite"].get("tasks") or []
+    if res["suite"].get("subset") is not None or len(tasks) != len(
+            res["per_task"]["end_reason"]):
+        raise ValueError("a report on a suite of maps needs results of the whole suite, not "
+                         "a slice")
+    return tasks
+
+
+def _groups(res: dict) -> dict[str, np.ndarray]:
+    """``{row name: (T,) bool mask}``: the table's rows. A suite of families: each family; a
+    suite of maps: each tag's value (``difficulty=high``), as the bench's tables give them."""
+    suite = res.get("suite") or {}
+    if suite.get("maps"):
+        tags = {m["name"]: m.get("tags", {}) for m in suite["maps"]}
+        tasks = _map_tasks(res)
+        out = {}
+        for name in res["by_family"]:
+            k, _, v = name.partition("=")
+            out[name] = np.asarray([tags[t["map"]].get(k) == v for t in tasks])
+        return out
+    fam = _families(res)
+    return {f: fam == f for f in dict.fromkeys(fam)}
+
+
+def _levels(res: dict) -> np.ndarray:
+    """Each task's level (0 for a suite of maps: it has none)."""
+    if (res.get("suite") or {}).get("maps"):
+        return np.zeros(len(res["per_task"]["end_reason"]), dtype=int)
+    return np.concatenate([np.repeat(int(lv), res["by_family"][f][lv]["episodes"])
+                           for f in res["by_family"] for lv in res["by_family"][f]
+                           if lv != "all"])
 
 
 def report(results: dict[str, dict], reference: str, straight: str = "heuristic",
@@ -112,8 +151,8 @@ def report(results: dict[str, dict], reference: str, straight: str = "heuristic"
     others = [k for k in results if k != reference]
     out: dict = {"reference": reference, "privileged": True, "tasks": int(ref.size),
                  "families": {}, "policies": others}
-    for f in list(dict.fromkeys(fam)) + ["all"]:
-        sel = np.ones(ref.size, bool) if f == "all" else fam == f
+    rows = dict(_groups(results[reference]), all=np.ones(ref.size, bool))
+    for f, sel in rows.items():
         cell = {"tasks": int(sel.sum()), "success": {k: float(ok[k][sel].mean()) for k in ok},
                 "mcnemar": {}}
         for k in others:
@@ -137,13 +176,12 @@ def report(results: dict[str, dict], reference: str, straight: str = "heuristic"
                                  if gap > 0 else None) for k in others}
         out["gap_closed"]["_gap"] = gap
     res = results[reference]
-    level = np.concatenate([np.repeat(int(lv), res["by_family"][f][lv]["episodes"])
-                            for f in res["by_family"] for lv in res["by_family"][f]
-                            if lv != "all"])
-    out["levels"] = {f: {int(lv): {k: float(ok[k][(fam == f) & (level == lv)].mean())
-                                   for k in ok}
-                         for lv in sorted(set(level[fam == f].tolist()))}
-                     for f in dict.fromkeys(fam)}
+    level = _levels(res)
+    out["levels"] = ({} if (res.get("suite") or {}).get("maps") else
+                     {f: {int(lv): {k: float(ok[k][(fam == f) & (level == lv)].mean())
+                                    for k in ok}
+                          for lv in sorted(set(level[fam == f].tolist()))}
+                      for f in dict.fromkeys(fam)})
     why = {k: v["per_task"]["end_reason"] for k, v in results.items()}
     none = np.flatnonzero(~np.any([ok[k] for k in ok], 0))
     out["open"] = [{"task": int(i), "family": str(fam[i]), "level": int(level[i]),
@@ -284,6 +322,8 @@ def report_markdown(rep: dict) -> str:
     lines += ["", f"Tasks only the reference finishes: {len(rep['reference_only'])}; by "
               "family and level:", _count_line(rep["reference_only"])]
     names = others + [ref]
+    if not rep["levels"]:  # a suite of maps: no levels
+        return "\n".join(lines) + "\n"
     lines += ["", "Success % by family and level:", "",
               "| family | level | " + " | ".join(names) + " |",
               "|---|---|" + "---|" * len(names)]
@@ -317,18 +357,23 @@ def store_reference(suite_path: Path, res: dict, label: str, note: str) -> None:
             (t["start"], t["goal"]) for t in raw["tasks"]] != [
             (t["start"], t["goal"]) for t in theirs.get("tasks") or []]:
         raise ValueError(f"the results are not of the suite in {suite_path}")
-    fams = list(res["by_family"])
-    order = sorted(range(len(raw["tasks"])), key=lambda i: (
-        fams.index(raw["tasks"][i]["family"]), raw["tasks"][i]["level"],
-        raw["tasks"][i]["world"], i))  # the results' task order (as the suite runs them)
     per = res["per_task"]
+    if raw.get("maps"):  # a suite of maps: the results are in the suite's task order
+        _map_tasks(res)
+        order = list(range(len(raw["tasks"])))
+    else:
+        fams = list(res["by_family"])
+        order = sorted(range(len(raw["tasks"])), key=lambda i: (
+            fams.index(raw["tasks"][i]["family"]), raw["tasks"][i]["level"],
+            raw["tasks"][i]["world"], i))  # the results' task order (as the suite runs them)
     for j, i in enumerate(order):
         raw["tasks"][i]["reference"] = {"end_reason": per["end_reason"][j],
                                         "steps": per["steps"][j]}
     ok = sum(r == "goal_reached" for r in per["end_reason"])
     raw["reference"] = {"policy": label, "privileged": True, "success_rate": ok / len(order),
                         "note": note}
-    suite_path.write_text(json.dumps(raw, indent=1) + "\n")
+    suite_path.write_text(maps_suite_json(raw) if raw.get("maps")
+                          else json.dumps(raw, indent=1) + "\n")
 
 
 def main(argv=None) -> int:

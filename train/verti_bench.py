@@ -41,7 +41,7 @@ import numpy as np
 
 from terrain import verti_bench
 
-from train.common.suite import SUITES_DIR, SuiteSpec, load_suite, suite_tasks
+from train.common.suite import SUITES_DIR, SuiteSpec, load_suite, maps_suite_json, suite_tasks
 from train.suite_starts import braked_check
 
 __all__ = ["SCALE", "scaled_rules", "suite_spec", "main"]
@@ -131,18 +131,9 @@ def main(argv=None) -> int:
                 t["start_ok"] = False
         print(f"braked check: {int(ok.sum())} of {ok.size} starts rest")
     out = Path(args.suite)
-    out.write_text(_dumps(raw))
+    out.write_text(maps_suite_json(raw))
     print(f"wrote {out}")
     return 0
-
-
-def _dumps(raw: dict) -> str:
-    """The suite's JSON with a map or a task per line."""
-    rows = {k: raw.pop(k) for k in ("maps", "tasks")}
-    text = json.dumps(raw, indent=1)[:-2]
-    for k, items in rows.items():
-        text += f',\n "{k}": [\n' + ",\n".join("  " + json.dumps(t) for t in items) + "\n ]"
-    return text + "\n}\n"
 
 
 if __name__ == "__main__":

@@ -87,3 +87,34 @@ def test_a_reference_below_the_straight_line_is_said_to_be_no_ceiling():
     res = {"heuristic": _result([G, G, G, S]), "mppi": _result([G, G, S, S])}
     md = report_markdown(report(res, "mppi"))
     assert "not above the straight line (-25.0 points)" in md and "no ceiling" in md
+
+
+def test_a_suite_of_maps_is_reported_by_its_tags_and_stored_in_its_task_order(tmp_path):
+    """Verti-Bench's suite: tasks in the suite's order (not family by family), rows by the maps'
+    tags (``difficulty=high``), no levels; the stored reference lands on each task in order and
+    the file keeps a task per line."""
+    from train.reference import store_reference
+    G, S = "goal_reached", "stuck"
+    maps = [{"name": "w1", "tags": {"difficulty": "high"}},
+            {"name": "w2", "tags": {"difficulty": "low"}}]
+    tasks = [{"map": m, "start": [float(i), 0.0, 0.0], "goal": [5.0, 0.0]}
+             for i, m in enumerate(("w1", "w2", "w1", "w2"))]
+    suite = {"name": "m", "version": 1, "maps": maps, "tasks": tasks, "subset": None}
+
+    def res(reasons):
+        return {"suite": suite, "by_family": {"difficulty=high": {"all": {"episodes": 2}},
+                                              "difficulty=low": {"all": {"episodes": 2}}},
+                "per_task": {"end_reason": list(reasons), "steps": [7, 8, 9, 10]}}
+    rep = report({"heuristic": res([S, G, S, S]), "path": res([G, G, G, S])}, "path")
+    assert rep["families"]["difficulty=high"]["success"] == {"heuristic": 0.0, "path": 1.0}
+    assert rep["families"]["difficulty=low"]["success"] == {"heuristic": 0.5, "path": 0.5}
+    assert rep["levels"] == {} and "| difficulty=high |" in report_markdown(rep)
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(suite))
+    store_reference(path, res([G, G, G, S]), "path", "note")
+    raw = json.loads(path.read_text())
+    assert [t["reference"]["steps"] for t in raw["tasks"]] == [7, 8, 9, 10]
+    assert raw["reference"]["success_rate"] == 0.75
+    assert len(path.read_text().splitlines()) < 40  # a task per line
+    with pytest.raises(ValueError, match="not a slice"):
+        report({"path": dict(res([G] * 4), suite=dict(suite, subset=[0, 1]))}, "path")

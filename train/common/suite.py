@@ -417,3 +417,13 @@ def suite_env(spec: SuiteSpec, num_envs: int, device="cpu",
     cfg = suite_config(spec)
     return OffroadVectorEnv(num_envs=num_envs, config=cfg, compile=compile,
                             max_episode_steps=suite_episode_steps(spec, cfg), device=device)
+
+
+def maps_suite_json(raw: dict) -> str:
+    """A suite of maps' JSON text, with a map or a task per line (``raw`` is left as it
+    was)."""
+    rows = {k: raw[k] for k in ("maps", "tasks")}
+    text = json.dumps({k: v for k, v in raw.items() if k not in rows}, indent=1)[:-2]
+    for k, items in rows.items():
+        text += f',\n "{k}": [\n' + ",\n".join("  " + json.dumps(t) for t in items) + "\n ]"
+    return text + "\n}\n"
