@@ -188,8 +188,12 @@ class MPPI:
                 self.field = PathPolicy(env, None)
         self._margin = None
         if c.stability > 0:
-            from train.planners.baselines import _layout
-            self._margin = _layout(env, "stability", who="MPPI stability cost")["stability"][0]
+            where = {name: a for name, a, _ in self.face.obs_layout}
+            if "stability" not in where:
+                raise ValueError("MPPI stability reads the 'stability' observation term; this "
+                                 f"env has {sorted(where)} (OffroadTraverse-v1 has it; another "
+                                 "id takes it in obs_terms)")
+            self._margin = where["stability"]
         #: ``(N,)`` bool: the rows to plan (None: all); the others get a zero action
         self.active: torch.Tensor | None = None
         self._calls = 0
@@ -291,13 +295,10 @@ class MPPI:
 
 def mppi_policy(env, seed: int = 0, guide_policy=None, **options) -> MPPI:
     """The MPPI planner for ``env`` (a vector env of this package) with MPPIConfig
-    ``options``; ``guide_policy``: the policy named by ``options["guide"]`` (None: built here
-    by :func:`train.planners.baselines.baseline`, as a ``"mppi:...,guide=path"`` name is)."""
+    ``options``; ``guide_policy``: the policy named by ``options["guide"]`` (built by
+    :func:`train.planners.baselines.baseline`, which is how a ``"mppi:...,guide=path"`` name
+    gets one)."""
     if not hasattr(env.unwrapped, "lookahead"):
         raise ValueError("MPPI plans on an offroad_env vector env (it needs get_state and "
                          "lookahead)")
-    cfg = MPPIConfig(**dict({"seed": seed}, **options))
-    if cfg.guide and guide_policy is None:
-        from train.planners.baselines import baseline
-        guide_policy = baseline(cfg.guide, env, seed)
-    return MPPI(env, cfg, guide_policy)
+    return MPPI(env, MPPIConfig(**dict({"seed": seed}, **options)), guide_policy)
