@@ -22,6 +22,7 @@ from typing import NamedTuple
 
 import torch
 
+from offroad_env.core.devices import batch_threaded
 from offroad_env.core.frames import to_world
 from offroad_env.task.task import episode_ends
 from offroad_env.sim.simulator import Simulator
@@ -69,6 +70,7 @@ class Lookahead:
         :class:`~offroad_env.state_view.StateView`, read-only)."""
         return view_of(self.sim, self.sim.state.contact)
 
+    @batch_threaded(lambda self: (self.rows, self.sim.device))
     def __call__(self, snapshot: Snapshot, actions, horizon: int | None = None) -> Rollout:
         """Step ``actions`` from ``snapshot`` (M rows, taken from the live env:
         ``env.get_state()``, selected or repeated); returns the :class:`Rollout`.
@@ -79,7 +81,8 @@ class Lookahead:
         early once every row has ended (the rollout is then shorter than ``horizon``). A
         privileged policy (one with ``reads_state = True``, such as the map planner's) is called
         ``act(obs, view)`` with the look-ahead rows'
-        :class:`~offroad_env.state_view.StateView` (their pose and goal)."""
+        :class:`~offroad_env.state_view.StateView` (their pose and goal). A CPU look-ahead of
+        few rows runs on one thread (:class:`~offroad_env.core.devices.batch_threads`)."""
         sim = self.sim
         if callable(actions):
             if not isinstance(horizon, int) or isinstance(horizon, bool) or horizon < 1:

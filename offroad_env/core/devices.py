@@ -4,6 +4,7 @@ many CPU threads torch should use here (:func:`free_cores`, :func:`default_threa
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 import warnings
@@ -11,10 +12,19 @@ import warnings
 import torch
 
 __all__ = ["check_device", "free_cores", "default_threads", "check_threads", "configure_threads",
-           "compile", "compile_cache_dir"]
+           "compile", "compile_cache_dir", "SINGLE_THREAD_BELOW", "batch_threads",
+           "batch_threaded"]
 
 #: torch's thread count when this module was imported (its default: the physical cores)
 _TORCH_THREADS = torch.get_num_threads()
+
+#: CPU batches of fewer rows step on one thread (:func:`batch_threads`; 0: never). A step is
+#: hundreds of small ops; with two threads, some ATen kernels (``sqrt``, ``tanh``) open an
+#: OpenMP region even on a few dozen rows, and every region waits for the second thread: the
+#: physical model at N = 32 stepped 1.0-1.5x slower on two threads than on one on idle cores,
+#: 4.5x slower with the other core busy; two threads pay off from about 4096 rows
+#: (``benchmarks/bench_step_rate.py``, BENCHMARKS.md "Small batches").
+SINGLE_THREAD_BELOW = 2048
 
 
 def check_device(device) -> torch.device:
@@ -105,6 +115,42 @@ def configure_threads(requested: int = 0, share: int = 1) -> int:
     n = default_threads(max(1, free // max(1, share)))
     torch.set_num_threads(n)
     return n
+
+
+class batch_threads:
+    """Context: torch's CPU thread count set to 1 while a batch of ``rows`` rows is computed on
+    ``device``, where ``rows < SINGLE_THREAD_BELOW``, and restored after; otherwise nothing
+    changes. Setting the count costs well under a microsecond (it keeps OpenMP's pool)."""
+
+    __slots__ = ("_on", "_was")
+
+    def __init__(self, rows: int, device: torch.device | str = "cpu"):
+        self._on = (torch.device(device).type == "cpu" and rows < SINGLE_THREAD_BELOW)
+        self._was = 0
+
+    def __enter__(self):
+        if self._on:
+            self._was = torch.get_num_threads()
+            if self._was != 1:
+                torch.set_num_threads(1)
+        return self
+
+    def __exit__(self, *exc):
+        if self._on and self._was != 1:
+            torch.set_num_threads(self._was)
+        return False
+
+
+def batch_threaded(rows_of):
+    """Decorator: the method runs under :class:`batch_threads` of ``rows_of(self) -> (rows,
+    device)``."""
+    def wrap(method):
+        @functools.wraps(method)
+        def run(self, *args, **kwargs):
+            with batch_threads(*rows_of(self)):
+                return method(self, *args, **kwargs)
+        return run
+    return wrap
 
 
 def compile_cache_dir() -> str:

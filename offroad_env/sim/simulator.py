@@ -8,6 +8,8 @@ judge (the :class:`~offroad_env.task.task.Task`: reward terms, reward, end reaso
 (:mod:`offroad_env.task.observations`), over the state declared in :mod:`.state`. A reset draws
 spawns (:mod:`.spawn`) and places the vehicles at rest. The Gymnasium classes
 (:mod:`.vector_env`, :mod:`.env`) own a :class:`Simulator` and add the Gymnasium contract.
+On the CPU a step or reset of few rows runs on one thread
+(:class:`~offroad_env.core.devices.batch_threads`): two threads only wait on each other there.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from terrain import HeightMap
 from offroad_env.core import rng as rngmod
 from offroad_env.core.actions import ActionCheck
 from offroad_env.sim.config import SimConfig
-from offroad_env.core.devices import check_device
+from offroad_env.core.devices import batch_threaded, check_device
 from offroad_env.core.devices import compile as compile_fn
 from offroad_env.task.terms import EVENT_MODES, run_events, term_fields
 from offroad_env.core.frames import build_maps, local_origin, localize, to_local
@@ -205,6 +207,7 @@ class Simulator:
         st.counters = st.counters.index_add(0, idx, use.to(torch.int64))
         return u
 
+    @batch_threaded(lambda self: (self.n, self.device))
     def reset(self, mask: torch.Tensor, start_pose: torch.Tensor | None = None,
               goal: torch.Tensor | None = None, obs: torch.Tensor | None = None
               ) -> torch.Tensor:
@@ -311,13 +314,13 @@ class Simulator:
         (:class:`~offroad_env.core.actions.ActionCheck`)."""
         return self.actions(action)
 
+    @batch_threaded(lambda self: (self.n, self.device))
     def step(self, action):
         """Advance every environment one control step.
 
         Returns ``(obs (N, D), reward (N,), terminated (N,) bool, info)``; ``info`` holds
         ``reward/<term>`` ``(N,)``, ``end_reason`` (:class:`~offroad_env.task.task.EndReason`
-        codes, int64 ``(N,)``) and ``bad_action`` ``(N,)`` bool.
-        """
+        codes, int64 ``(N,)``) and ``bad_action`` ``(N,)`` bool."""
         return self.step_checked(*self.actions(action))
 
     def step_checked(self, a: torch.Tensor, bad: torch.Tensor):

@@ -267,9 +267,9 @@ def baseline(name: str, env, seed: int) -> Callable:
     map planner (:mod:`train.planners.path`)."""
     head, sep, text = name.partition(":")
     if head == "mppi":
-        from train.planners.mppi import mppi_policy, parse_options
+        from train.planners.mppi import MPPIConfig, mppi_policy, parse_options
         opts = parse_options(text)
-        g = opts.get("guide", "")
+        g = MPPIConfig(**opts).guide
         guides = [b for b in BASELINES if b != "random"] + ["path"]
         if g and g not in guides:
             raise ValueError(f"MPPI guide must be one of {guides}, got {g!r}")

@@ -57,21 +57,25 @@ from dataclasses import dataclass
 
 import torch
 
+from offroad_env.surrogate import Surrogate
 from train.planners.options import parse_options as parse_named
 from train.planners.scoring import end_flags, progress as gained
 
-__all__ = ["MPPIConfig", "MPPI", "mppi_policy", "parse_options", "OBJECTIVES", "END_BONUS"]
+__all__ = ["MPPIConfig", "MPPI", "mppi_policy", "parse_options", "OBJECTIVES", "MODELS",
+           "END_BONUS"]
 
 #: what a sample's return measures (:class:`MPPIConfig`)
 OBJECTIVES = ("reward", "progress", "cost_to_go")
+#: what the samples are rolled on (:class:`MPPIConfig`)
+MODELS = ("env", "twin")
 #: the ``progress`` objective's bonus for the goal and penalty for a fatal end [m equivalent]
 END_BONUS = 10.0
 
 
 @dataclass(frozen=True)
 class MPPIConfig:
-    """``samples`` K, ``horizon`` H [steps] (or ``seconds``: the horizon in simulated seconds,
-    rounded to steps, when > 0), ``temperature`` (relative to the returns' spread), ``noise``
+    """``samples`` K, ``seconds`` (the horizon in simulated seconds, rounded to steps) or
+    ``horizon`` H [steps] (when > 0 it is used and ``seconds`` is not), ``temperature`` (relative to the returns' spread), ``noise``
     (action standard deviation, actions in [-1, 1]), ``smoothing`` (the noise's AR(1)
     coefficient along the horizon, in [0, 1)), ``gamma`` (discount), ``seed``;
 
@@ -86,30 +90,36 @@ class MPPIConfig:
       over the horizon, linear between them (a smooth manoeuvre in fewer dimensions);
     * ``iterations``, ``anneal``: plans per control step (DIAL-MPC's annealing, as CEM refines
       its mean): each further iteration samples around the last one's weighted mean, with its
-      noise scaled by ``anneal`` once more."""
+      noise scaled by ``anneal`` once more;
+    * ``model``: what the samples are rolled on: ``env`` (the env itself) or ``twin`` (its
+      kinematic twin over the same map, :class:`offroad_env.surrogate.Surrogate`: the physical
+      model's actions on a ground-following model, several times cheaper a step)."""
 
-    samples: int = 32
-    horizon: int = 15
-    temperature: float = 0.3
+    samples: int = 16
+    horizon: int = 0
+    temperature: float = 0.1
     noise: float = 0.5
     smoothing: float = 0.6
     gamma: float = 0.99
     seed: int = 0
-    guide: str = ""
-    replan: int = 1
-    objective: str = "reward"
-    seconds: float = 0.0
+    guide: str = "path"
+    replan: int = 4
+    objective: str = "cost_to_go"
+    seconds: float = 1.0
     stability: float = 0.0
     margin_deg: float = 20.0
     knots: int = 0
     iterations: int = 1
     anneal: float = 0.5
+    model: str = "env"
 
     def __post_init__(self):
         for name in ("samples", "horizon", "replan", "iterations"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise ValueError(f"MPPI {name} must be an int >= 1, got {v!r}")
+            v, lo = getattr(self, name), 0 if name == "horizon" else 1
+            if not isinstance(v, int) or isinstance(v, bool) or v < lo:
+                raise ValueError(f"MPPI {name} must be an int >= {lo}, got {v!r}")
+        if not self.horizon and not self.seconds:
+            raise ValueError("MPPI needs a horizon: seconds > 0 or horizon >= 1 steps")
         if not isinstance(self.knots, int) or isinstance(self.knots, bool) or self.knots < 0 \
                 or self.knots == 1:
             raise ValueError(f"MPPI knots must be 0 (every step) or an int >= 2, got "
@@ -124,9 +134,11 @@ class MPPIConfig:
         if self.stability > 0 and self.objective == "reward":
             raise ValueError("MPPI stability weighs a progress objective's margin cost; give "
                              "objective=progress or cost_to_go")
-        if self.replan > self.horizon and not self.seconds:
+        if self.horizon and self.replan > self.horizon:
             raise ValueError(f"MPPI replan ({self.replan}) must not exceed the horizon "
                              f"({self.horizon})")
+        if self.model not in MODELS:
+            raise ValueError(f"MPPI model must be one of {MODELS}, got {self.model!r}")
         if self.objective not in OBJECTIVES:
             raise ValueError(f"MPPI objective must be one of {OBJECTIVES}, got "
                              f"{self.objective!r}")
@@ -164,8 +176,7 @@ class MPPI:
         self.dtype, self.device = sim.dtype, sim.device
         fc = self.face.config
         #: the horizon [steps]: ``horizon``, or ``seconds`` of simulated time rounded
-        self.horizon = (max(1, int(round(c.seconds / (fc.dt * fc.action_repeat))))
-                        if c.seconds else c.horizon)
+        self.horizon = c.horizon or max(1, int(round(c.seconds / (fc.dt * fc.action_repeat))))
         if c.replan > self.horizon:
             raise ValueError(f"MPPI replan ({c.replan}) must not exceed the horizon "
                              f"({self.horizon} steps)")
@@ -194,6 +205,10 @@ class MPPI:
                                  f"env has {sorted(where)} (OffroadTraverse-v1 has it; another "
                                  "id takes it in obs_terms)")
             self._margin = where["stability"]
+        #: where the samples are rolled: the env, or its kinematic twin (``model``)
+        self.model = self.face
+        if c.model == "twin":
+            self.model = Surrogate(env)
         #: ``(N,)`` bool: the rows to plan (None: all); the others get a zero action
         self.active: torch.Tensor | None = None
         self._calls = 0
@@ -234,7 +249,7 @@ class MPPI:
             if self.active is not None:
                 act = torch.where(self.active.to(self.device).view(N, 1), act, 0.0)
             return act
-        snap = self.face.get_state()
+        snap = self.face.get_state() if self.model is self.face else self.model.snapshot()
         rows, m = None, N
         if self.active is not None:
             act_rows = torch.nonzero(self.active.to(self.device)).flatten()
@@ -258,7 +273,7 @@ class MPPI:
             if g is not None:  # sample 1: the guide's action held over the horizon
                 V[:, 1] = g.unsqueeze(1)
             M = V.shape[0]
-            ro = self.face.lookahead(snap.repeat(K), V.permute(2, 0, 1, 3).reshape(H, M * K, A))
+            ro = self.model.lookahead(snap.repeat(K), V.permute(2, 0, 1, 3).reshape(H, M * K, A))
             if c.objective == "reward":
                 ret = (ro.reward * self.disc.unsqueeze(1)).sum(0).view(M, K)
             else:
