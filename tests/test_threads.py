@@ -60,3 +60,28 @@ def test_configure_threads_sets_the_default_or_the_request(monkeypatch, keep_thr
         assert devices.configure_threads(3, share=2) == 3 and torch.get_num_threads() == 3
     with pytest.raises(ValueError, match="threads must be an int >= 0"):
         devices.configure_threads(-1)
+
+
+def test_a_small_cpu_batch_steps_on_one_thread_and_the_count_comes_back(keep_threads,
+                                                                      monkeypatch):
+    """Few rows: the step runs on one thread (two only wait on each other over small tensors;
+    BENCHMARKS.md "Small batches"); the caller's count is restored after, and a batch at or
+    above ``SINGLE_THREAD_BELOW`` keeps it. The step's result does not depend on it."""
+    from offroad_env import OffroadVectorEnv
+    torch.set_num_threads(2)
+    with devices.batch_threads(32):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == 2
+    with devices.batch_threads(devices.SINGLE_THREAD_BELOW):
+        assert torch.get_num_threads() == 2
+    with devices.batch_threads(32, "meta"):  # not the CPU: nothing changes
+        assert torch.get_num_threads() == 2
+    outs = []
+    for rule in (devices.SINGLE_THREAD_BELOW, 0):
+        monkeypatch.setattr(devices, "SINGLE_THREAD_BELOW", rule)
+        env = OffroadVectorEnv(num_envs=8, max_episode_steps=50)
+        obs, _ = env.reset(seed=0)
+        steps = [env.step(torch.full((8, 2), 0.5))[0] for _ in range(5)]
+        assert torch.get_num_threads() == 2
+        outs.append(torch.stack([obs, *steps]))
+    torch.testing.assert_close(outs[0], outs[1], rtol=0, atol=0)

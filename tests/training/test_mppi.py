@@ -9,6 +9,11 @@ from train.planners.mppi import MPPIConfig, mppi_policy, parse_options
 from train.planners.baselines import baseline
 
 
+#: the options that were MPPI's defaults before the cost-to-go objective and the path guide:
+#: the env's reward, no guide, a plan every call
+REWARD = dict(guide="", objective="reward", replan=1, temperature=0.3)
+
+
 def _env():
     return OffroadVectorEnv(num_envs=4, terrain=terrain.FlatConfig(size=(30.0, 30.0),
                                                                    resolution=(0.25, 0.25)),
@@ -26,7 +31,7 @@ def _progress(name, steps=60):
     env = _env()
     obs, _ = env.reset(seed=0)
     d0 = _goal_distance(env)
-    act = (mppi_policy(env, samples=16, horizon=10) if name == "mppi"
+    act = (mppi_policy(env, samples=16, horizon=10, **REWARD) if name == "mppi"
            else baseline(name, env, 0))
     acts = []
     for _ in range(steps):
@@ -53,14 +58,26 @@ def test_mppi_options_are_parsed_and_checked():
                                                          "temperature": 0.2}
     with pytest.raises(ValueError, match="name=value"):
         parse_options("lambda=1")
-    with pytest.raises(ValueError, match="horizon must be an int >= 1"):
-        MPPIConfig(horizon=0)
+    with pytest.raises(ValueError, match="horizon must be an int >= 0"):
+        MPPIConfig(horizon=-1)
+    with pytest.raises(ValueError, match="needs a horizon"):
+        MPPIConfig(horizon=0, seconds=0.0)
     with pytest.raises(ValueError, match="smoothing"):
         MPPIConfig(smoothing=1.0)
     env = _env()
     env.reset(seed=0)
-    act = baseline("mppi:K=4,H=3", env, 0)
-    assert act.cfg.samples == 4 and act.cfg.horizon == 3 and act.privileged
+    act = baseline("mppi:K=4,H=3,replan=1", env, 0)
+    assert act.cfg.samples == 4 and act.horizon == 3 and act.privileged
+    # the defaults: 16 samples over 1 s (20 steps of 0.05 s), scored by the cost-to-go gained,
+    # the map planner as the guide, a plan every 4th step
+    act = baseline("mppi", env, 0)
+    c = act.cfg
+    assert (c.samples, act.horizon, c.objective, c.guide, c.replan, c.model) == (
+        16, 20, "cost_to_go", "path", 4, "env")
+    assert act.guide is not None and act.field is act.guide
+    assert baseline("mppi:guide=none,objective=progress", env, 0).guide is None
+    with pytest.raises(ValueError, match="needs its policy"):
+        mppi_policy(env)  # the path guide is built by baselines.baseline
 
 
 def test_mppi_plans_only_the_active_rows_and_their_actions_do_not_change():
@@ -71,8 +88,8 @@ def test_mppi_plans_only_the_active_rows_and_their_actions_do_not_change():
     full, part = _env(), _env()
     o1, _ = full.reset(seed=0)
     o2, _ = part.reset(seed=0)
-    a_full = mppi_policy(full, samples=8, horizon=5)
-    a_part = mppi_policy(part, samples=8, horizon=5)
+    a_full = mppi_policy(full, samples=8, horizon=5, **REWARD)
+    a_part = mppi_policy(part, samples=8, horizon=5, **REWARD)
     a_part.active = torch.tensor([False, True, False, True])
     for _ in range(3):
         u_full, u_part = a_full(o1), a_part(o2)
@@ -91,7 +108,7 @@ def test_mppi_guide_and_replan():
     env = _env()
     obs, _ = env.reset(seed=0)
     d0 = _goal_distance(env)
-    act = baseline("mppi:K=8,H=10,guide=heuristic", env, 0)
+    act = baseline("mppi:K=8,H=10,guide=heuristic,objective=reward,replan=1,T=0.3", env, 0)
     for _ in range(60):
         obs, *_ = env.step(act(obs))
     line, _ = _progress("heuristic")
@@ -99,7 +116,7 @@ def test_mppi_guide_and_replan():
     # replan=3: one look-ahead every third call; in between, the plan's next actions
     env = _env()
     obs, _ = env.reset(seed=0)
-    act = mppi_policy(env, samples=4, horizon=6, replan=3)
+    act = mppi_policy(env, samples=4, horizon=6, **dict(REWARD, replan=3))
     calls = []
     look = env.unwrapped.lookahead
     env.unwrapped.lookahead = lambda *a: calls.append(1) or look(*a)
@@ -125,7 +142,7 @@ def test_mppi_progress_objective_drives_toward_the_goal():
     env = _env()
     obs, _ = env.reset(seed=0)
     d0 = _goal_distance(env)
-    act = baseline("mppi:K=16,H=10,objective=progress", env, 0)
+    act = baseline("mppi:K=16,H=10,objective=progress,guide=none,replan=1", env, 0)
     for _ in range(60):
         obs, *_ = env.step(act(obs))
     line, _ = _progress("heuristic")
@@ -158,7 +175,7 @@ def test_mppi_with_the_reward_objective_avoids_a_hole_on_the_straight_path():
         obs, _ = env.reset(seed=0, options={
             "start_pose": torch.tensor([[0.0, y, 0.0] for y in ys], dtype=f64),
             "goal": torch.tensor([[10.0, y] for y in ys], dtype=f64)})
-        act = mppi_policy(env, samples=16, horizon=15)
+        act = mppi_policy(env, samples=16, horizon=15, **REWARD)
         reason = torch.zeros(4, dtype=torch.long)
         done = torch.zeros(4, dtype=torch.bool)
         furthest = torch.zeros(4, dtype=f64)
@@ -184,7 +201,7 @@ def test_mppi_knots_seconds_and_iterations():
     env = _env()
     obs, _ = env.reset(seed=0)
     dt = env.unwrapped.config.dt * env.unwrapped.config.action_repeat
-    act = mppi_policy(env, samples=64, seconds=13 * dt, knots=4)
+    act = mppi_policy(env, samples=64, seconds=13 * dt, knots=4, guide="")
     assert act.horizon == 13
     eps = act._noise(4, 64, 13, 2)  # knots at steps 0, 4, 8, 12
     second = eps[:, :, 2:] - 2 * eps[:, :, 1:-1] + eps[:, :, :-2]  # (.., 11, 2) at steps 1..11
@@ -195,7 +212,8 @@ def test_mppi_knots_seconds_and_iterations():
     for _ in range(2):
         env = _env()
         obs, _ = env.reset(seed=0)
-        act = mppi_policy(env, samples=8, horizon=6, iterations=3, objective="progress")
+        act = mppi_policy(env, samples=8, horizon=6, iterations=3, objective="progress",
+                          guide="", replan=1)
         calls = []
         look = env.unwrapped.lookahead
         env.unwrapped.lookahead = lambda *a: calls.append(1) or look(*a)
@@ -203,7 +221,8 @@ def test_mppi_knots_seconds_and_iterations():
         assert len(calls) == 6
     assert torch.equal(*runs)
     for bad, match in (({"knots": 1}, "knots"), ({"iterations": 0}, "iterations"),
-                       ({"anneal": 0.0}, "anneal"), ({"stability": 1.0}, "stability weighs"),
+                       ({"anneal": 0.0}, "anneal"),
+                       ({"stability": 1.0, "objective": "reward"}, "stability weighs"),
                        ({"seconds": -1.0}, "seconds")):
         with pytest.raises(ValueError, match=match):
             MPPIConfig(**bad)
@@ -232,7 +251,8 @@ def test_mppi_cost_to_go_objective_goes_round_a_trench():
         obs, _ = env.reset(seed=0, options={
             "start_pose": torch.tensor([[0.0, -0.5, 0.0], [0.0, 0.5, 0.0]], dtype=f64),
             "goal": torch.tensor([[7.0, -0.5], [7.0, 0.5]], dtype=f64)})
-        act = baseline(f"mppi:K=16,seconds=1.0,replan=2,objective={objective}", env, 0)
+        act = baseline(f"mppi:K=16,seconds=1.0,replan=2,guide=none,objective={objective}",
+                       env, 0)
         done = torch.zeros(2, dtype=torch.bool)
         hole = torch.zeros(2, dtype=torch.bool)
         for _ in range(500):

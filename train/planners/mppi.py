@@ -10,13 +10,17 @@ For N environments at once, each control step:
    plus Gaussian noise of standard deviation ``noise``, smoothed along the horizon as an AR(1)
    process (``eps_h = smoothing * eps_{h-1} + sqrt(1 - smoothing^2) * w_h``: each sample a
    smooth manoeuvre, not jitter), clipped to [-1, 1]; sample 0 is the plan itself;
-2. all N x K sequences stepped on the simulator from the current state (``Snapshot.repeat``:
-   rows ``i K + j``), the return of each the discounted sum of the env's own rewards (an
-   episode's end counts once: its terminal reward, then nothing);
+2. all N x K sequences stepped on the simulator (or its kinematic twin, ``model=twin``) from
+   the current state (``Snapshot.repeat``: rows ``i K + j``), each scored by ``objective``
+   (default: the map planner's cost-to-go gained by the horizon's end, below);
 3. the plan becomes the softmax-weighted mean of the samples, weights ``exp((R - max R) /
    (temperature * std R))`` (the temperature relative to the spread of the returns, so one
    value suits every task), and its first action is taken; the plan shifts by one step for
    the next call (the last action repeated). A new episode starts from a zero plan.
+
+The defaults (:class:`MPPIConfig`: 16 samples over 1 s, the cost-to-go objective, the map
+planner as the guide, a plan every 4th step, temperature 0.1) are the ones measured best on a
+draw of our own (BENCHMARKS.md, "MPPI").
 
 What a sample's return measures (``objective``): the env's discounted rewards (``reward``);
 the straight distance to the goal it gained (``progress``); or the map planner's cost-to-go it
@@ -28,8 +32,8 @@ linear between them (``knots``), and a plan may be refined over several ``iterat
 sampling around the last one's weighted mean with annealed noise (as DIAL-MPC does).
 
 ``replan`` k > 1 plans every k-th call and plays the plan's next actions in between (k times
-cheaper; the noise is drawn only on planning calls). ``guide`` (a baseline's name or
-``path``, default none) adds an ancillary controller's suggestion: sample 1
+cheaper; the noise is drawn only on planning calls). ``guide`` (a baseline's name, ``path``
+(the default) or ``none``) adds an ancillary controller's suggestion: sample 1
 of each row holds that policy's current action over the whole horizon (no noise), and a new
 episode's plan starts from it instead of zeros. The planner then chooses between the guide's
 line and its own samples by their simulated returns; the guide only proposes.
@@ -46,8 +50,9 @@ stepped one after another; TorchRL's planner needs a TorchRL ``EnvBase`` model e
 tensordicts and clones it per call. Here the N x K rollouts are one batched look-ahead on the
 env's own compiled step, sharing its maps.
 
-    from train.planners.mppi import mppi_policy
-    act = mppi_policy(env, samples=32, horizon=15)   # act(obs) -> (N, A) actions
+    from train.planners.baselines import baseline
+    act = baseline("mppi", env, seed=0)               # act(obs) -> (N, A) actions
+    act = baseline("mppi:K=32,seconds=1.5,model=twin", env, seed=0)
 """
 
 from __future__ import annotations
@@ -144,6 +149,8 @@ class MPPIConfig:
                              f"{self.objective!r}")
         if not isinstance(self.guide, str):
             raise ValueError(f"MPPI guide must be a baseline's name, got {self.guide!r}")
+        if self.guide == "none":  # the command line's way to say no guide
+            object.__setattr__(self, "guide", "")
         if self.guide and self.samples < 2:
             raise ValueError("MPPI with a guide needs samples >= 2 (sample 1 is the guide's)")
         for name, lo, hi in (("temperature", 0.0, math.inf), ("noise", 0.0, math.inf),
