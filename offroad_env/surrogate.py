@@ -18,7 +18,8 @@ keeps such a model beside a live env:
 The cheaper model reads the same actions with the same meaning (:data:`TWINS`: the physical
 model's ``steering="skid"`` drives as ``skid_steer``, ``"ackermann_rate"`` as ``ackermann``);
 it does not model soil sinkage, suspension or dynamic tip-over (its tip-over is the static tilt
-limits), so a plan's outcome may differ from the world's. How often it does is measured, not
+limits; a map's soils and surfaces it drives as hard ground of the config's friction), so a
+plan's outcome may differ from the world's. How often it does is measured, not
 assumed (``benchmarks/bench_surrogate.py``).
 
     from offroad_env.surrogate import Surrogate
@@ -31,6 +32,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import torch
+
+from terrain.materials import soft_materials
 
 from offroad_env.lookahead import Lookahead, Rollout
 from offroad_env.sim.simulator import Simulator
@@ -84,11 +87,17 @@ class Surrogate:
                              f"{want!r} (the model that reads its actions alike), got "
                              f"dynamics={dynamics!r}")
         self._fields = TWINS[steering][1]
-        cfg = replace(live.cfg, heightmap=live.world_maps, dynamics=want, dynamics_params=None,
+        maps = live.world_maps
+        #: whether the live maps hold soils or surfaces that the twin drives as hard ground
+        self.hard_ground = bool(soft_materials(live.maps))
+        if self.hard_ground:  # the twin reads the heights only (a copy of the map stack)
+            maps = maps.with_materials(materials=None, material_names=None)
+        cfg = replace(live.cfg, heightmap=maps, dynamics=want, dynamics_params=None,
                       **({} if ground is None else {"ground": ground}))
         self.sim = Simulator(cfg, live.n, device=live.device, dtype=live.dtype,
                              compile=live.compiled)
-        self.sim.world_maps, self.sim.maps = live.world_maps, live.maps
+        if not self.hard_ground:  # the live maps, shared
+            self.sim.world_maps, self.sim.maps = live.world_maps, live.maps
         self.sim.next_starts = None  # it never resets on its own
         self.sim.reset(torch.ones(live.n, dtype=torch.bool, device=live.device))
         self.max_episode_steps = getattr(self.face, "max_episode_steps", None)
