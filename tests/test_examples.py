@@ -55,7 +55,7 @@ def test_record_video_example(tmp_path):
 
 
 def test_mppi_example(tmp_path):
-    assert _main("mppi")(["--steps", "6", "--samples", "4", "--horizon", "3", "--every", "3",
+    assert _main("mppi")(["--steps", "6", "--samples", "4", "--seconds", "0.2", "--every", "3",
                           "--out", str(tmp_path / "mppi.png")]) == 0
     assert (tmp_path / "mppi.png").stat().st_size > 10_000
 
