@@ -80,3 +80,27 @@ def test_mppi_plans_on_the_twin_without_a_look_ahead_of_the_live_env():
         assert u.shape == (2, 2) and bool(torch.isfinite(u).all())
         obs, *_ = env.step(u)
     assert calls == [] and act.model.sim.cfg.dynamics == "skid_steer"
+
+
+def test_on_a_soil_map_the_twin_drives_the_heights_as_hard_ground():
+    """A map whose right half is dry sand: the physical model reads the soil, the twin (whose
+    kinematic model drives hard ground of one friction only) takes the heights without the
+    material map, says so (``hard_ground``), and still starts from the live state."""
+    import numpy as np
+    mat = np.zeros((161, 161), int)
+    mat[:, 80:] = 1
+    hm = terrain.HeightMap(np.zeros((161, 161)), 0.25, materials=mat,
+                           material_names=("hard", "dry_sand"))
+    env = OffroadVectorEnv(num_envs=2, heightmap=hm, dynamics="rigid_body",
+                           max_episode_steps=400)
+    env.reset(seed=0)
+    twin = Surrogate(env)
+    assert twin.hard_ground and twin.sim.world_maps.material_names is None
+    snap = twin.snapshot()
+    torch.testing.assert_close(snap.tensors["state/x"], env.unwrapped.sim.state.x, rtol=0,
+                               atol=0)
+    ro = twin.lookahead(snap, torch.full((5, 2, 2), 0.5))
+    assert bool(torch.isfinite(ro.position).all())
+    flat = _env()
+    flat.reset(seed=0)
+    assert not Surrogate(flat).hard_ground

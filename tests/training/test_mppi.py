@@ -310,3 +310,20 @@ def test_mppi_at_its_defaults_goes_round_a_hole_and_over_a_ledge_under_the_limit
         if bool(reached.all()):
             break
     assert bool(reached.all()) and not bool(fell.any()), (reached, fell)
+
+
+def test_mppi_update_best_takes_the_best_sample_as_the_plan():
+    """``update=best`` (predictive sampling): the action taken is the first of the sample that
+    scored best, not a weighted mean; an unknown update is refused."""
+    env = _env()
+    obs, _ = env.reset(seed=0)
+    act = mppi_policy(env, samples=8, horizon=6, guide="", replan=1, objective="progress",
+                      update="best")
+    for _ in range(3):
+        u = act(obs)
+        best = act.last_weights.argmax(1)
+        torch.testing.assert_close(u, act.last_samples[torch.arange(4), best, 0], rtol=0,
+                                   atol=0)
+        obs, *_ = env.step(u)
+    with pytest.raises(ValueError, match="update must be one of"):
+        MPPIConfig(update="median")

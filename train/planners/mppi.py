@@ -67,10 +67,12 @@ from train.planners.options import parse_options as parse_named
 from train.planners.scoring import end_flags, progress as gained
 
 __all__ = ["MPPIConfig", "MPPI", "mppi_policy", "parse_options", "OBJECTIVES", "MODELS",
-           "END_BONUS"]
+           "UPDATES", "END_BONUS"]
 
 #: what a sample's return measures (:class:`MPPIConfig`)
 OBJECTIVES = ("reward", "progress", "cost_to_go")
+#: how a plan is made from the scored samples (:class:`MPPIConfig`)
+UPDATES = ("mean", "best")
 #: what the samples are rolled on (:class:`MPPIConfig`)
 MODELS = ("env", "twin")
 #: the ``progress`` objective's bonus for the goal and penalty for a fatal end [m equivalent]
@@ -98,7 +100,10 @@ class MPPIConfig:
       noise scaled by ``anneal`` once more;
     * ``model``: what the samples are rolled on: ``env`` (the env itself) or ``twin`` (its
       kinematic twin over the same map, :class:`offroad_env.surrogate.Surrogate`: the physical
-      model's actions on a ground-following model, several times cheaper a step)."""
+      model's actions on a ground-following model, several times cheaper a step);
+    * ``update``: ``mean``, the plan becomes the samples' softmax-weighted mean (MPPI); ``best``,
+      the best sample (predictive sampling, as mjpc and Hydrax have it: no averaging, so no
+      pull of the clipped samples toward a slower mean)."""
 
     samples: int = 16
     horizon: int = 0
@@ -117,6 +122,7 @@ class MPPIConfig:
     iterations: int = 1
     anneal: float = 0.5
     model: str = "env"
+    update: str = "mean"
 
     def __post_init__(self):
         for name in ("samples", "horizon", "replan", "iterations"):
@@ -142,6 +148,8 @@ class MPPIConfig:
         if self.horizon and self.replan > self.horizon:
             raise ValueError(f"MPPI replan ({self.replan}) must not exceed the horizon "
                              f"({self.horizon})")
+        if self.update not in UPDATES:
+            raise ValueError(f"MPPI update must be one of {UPDATES}, got {self.update!r}")
         if self.model not in MODELS:
             raise ValueError(f"MPPI model must be one of {MODELS}, got {self.model!r}")
         if self.objective not in OBJECTIVES:
@@ -288,10 +296,13 @@ class MPPI:
             spread = ret.std(1, keepdim=True).clamp_min(1e-6)
             weights = torch.softmax((ret - ret.amax(1, keepdim=True)) / (c.temperature * spread),
                                     1)
-            plan = (weights.view(M, K, 1, 1) * V).sum(1)
-        #: the last call's look-ahead (rows ``i K + j`` of the planned rows) and sample
-        #: weights ``(M, K)``, for plots
-        self.last_rollout, self.last_weights = ro, weights
+            if c.update == "best":
+                plan = V[torch.arange(M, device=V.device), ret.argmax(1)]
+            else:
+                plan = (weights.view(M, K, 1, 1) * V).sum(1)
+        #: the last call's look-ahead (rows ``i K + j`` of the planned rows), sample weights
+        #: ``(M, K)`` and samples ``(M, K, H, A)``, for plots
+        self.last_rollout, self.last_weights, self.last_samples = ro, weights, V
         shifted = torch.cat((plan[:, 1:], plan[:, -1:]), 1)
         if rows is None:
             self.plan = shifted
