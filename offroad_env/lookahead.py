@@ -70,7 +70,7 @@ class Lookahead:
         :class:`~offroad_env.state_view.StateView`, read-only)."""
         return view_of(self.sim, self.sim.state.contact)
 
-    @batch_threaded(lambda self: (self.rows, self.sim.device))
+    @batch_threaded(lambda self: (self.rows, self.sim.device, self.sim.compiled))
     def __call__(self, snapshot: Snapshot, actions, horizon: int | None = None) -> Rollout:
         """Step ``actions`` from ``snapshot`` (M rows, taken from the live env:
         ``env.get_state()``, selected or repeated); returns the :class:`Rollout`.

@@ -76,6 +76,8 @@ def test_a_small_cpu_batch_steps_on_one_thread_and_the_count_comes_back(keep_thr
         assert torch.get_num_threads() == 2
     with devices.batch_threads(32, "meta"):  # not the CPU: nothing changes
         assert torch.get_num_threads() == 2
+    with devices.batch_threads(32, "cpu", compiled=True):  # a compiled step: nothing changes
+        assert torch.get_num_threads() == 2
     outs = []
     for rule in (devices.SINGLE_THREAD_BELOW, 0):
         monkeypatch.setattr(devices, "SINGLE_THREAD_BELOW", rule)

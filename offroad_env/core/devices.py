@@ -18,12 +18,14 @@ __all__ = ["check_device", "free_cores", "default_threads", "check_threads", "co
 #: torch's thread count when this module was imported (its default: the physical cores)
 _TORCH_THREADS = torch.get_num_threads()
 
-#: CPU batches of fewer rows step on one thread (:func:`batch_threads`; 0: never). A step is
-#: hundreds of small ops; with two threads, some ATen kernels (``sqrt``, ``tanh``) open an
-#: OpenMP region even on a few dozen rows, and every region waits for the second thread: the
-#: physical model at N = 32 stepped 1.0-1.5x slower on two threads than on one on idle cores,
-#: 4.5x slower with the other core busy; two threads pay off from about 4096 rows
-#: (``benchmarks/bench_step_rate.py``, BENCHMARKS.md "Small batches").
+#: Eager CPU batches of fewer rows step on one thread (:class:`batch_threads`; 0: never). An
+#: eager step is hundreds of small ops; with two threads some ATen kernels open an OpenMP region
+#: even on a few hundred elements (``sqrt`` on the physical model's ``(4, N)`` wheel tensors:
+#: 190 us a call at N = 32 against 3 us on one thread, with the other core busy), and each
+#: region waits for the second thread: the physical model at N = 32 stepped up to 4.5x slower
+#: on two threads than on one; two threads pay off from about 4096 rows
+#: (``benchmarks/bench_step_rate.py``, BENCHMARKS.md "Small batches"). A compiled step keeps the
+#: caller's threads (its fused kernels are not this many small regions).
 SINGLE_THREAD_BELOW = 2048
 
 
@@ -118,14 +120,16 @@ def configure_threads(requested: int = 0, share: int = 1) -> int:
 
 
 class batch_threads:
-    """Context: torch's CPU thread count set to 1 while a batch of ``rows`` rows is computed on
-    ``device``, where ``rows < SINGLE_THREAD_BELOW``, and restored after; otherwise nothing
-    changes. Setting the count costs well under a microsecond (it keeps OpenMP's pool)."""
+    """Context: torch's CPU thread count set to 1 while an eager batch of ``rows`` rows is
+    computed on ``device``, where ``rows < SINGLE_THREAD_BELOW``, and restored after; otherwise
+    (a compiled step, an accelerator, a large batch) nothing changes. Setting the count costs
+    well under a microsecond (it keeps OpenMP's pool)."""
 
     __slots__ = ("_on", "_was")
 
-    def __init__(self, rows: int, device: torch.device | str = "cpu"):
-        self._on = (torch.device(device).type == "cpu" and rows < SINGLE_THREAD_BELOW)
+    def __init__(self, rows: int, device: torch.device | str = "cpu", compiled: bool = False):
+        self._on = (torch.device(device).type == "cpu" and not compiled
+                    and rows < SINGLE_THREAD_BELOW)
         self._was = 0
 
     def __enter__(self):
@@ -143,7 +147,7 @@ class batch_threads:
 
 def batch_threaded(rows_of):
     """Decorator: the method runs under :class:`batch_threads` of ``rows_of(self) -> (rows,
-    device)``."""
+    device, compiled)``."""
     def wrap(method):
         @functools.wraps(method)
         def run(self, *args, **kwargs):

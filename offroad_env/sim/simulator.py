@@ -8,7 +8,7 @@ judge (the :class:`~offroad_env.task.task.Task`: reward terms, reward, end reaso
 (:mod:`offroad_env.task.observations`), over the state declared in :mod:`.state`. A reset draws
 spawns (:mod:`.spawn`) and places the vehicles at rest. The Gymnasium classes
 (:mod:`.vector_env`, :mod:`.env`) own a :class:`Simulator` and add the Gymnasium contract.
-On the CPU a step or reset of few rows runs on one thread
+On the CPU an eager step or reset of few rows runs on one thread
 (:class:`~offroad_env.core.devices.batch_threads`): two threads only wait on each other there.
 """
 
@@ -207,7 +207,7 @@ class Simulator:
         st.counters = st.counters.index_add(0, idx, use.to(torch.int64))
         return u
 
-    @batch_threaded(lambda self: (self.n, self.device))
+    @batch_threaded(lambda self: (self.n, self.device, self.compiled))
     def reset(self, mask: torch.Tensor, start_pose: torch.Tensor | None = None,
               goal: torch.Tensor | None = None, obs: torch.Tensor | None = None
               ) -> torch.Tensor:
@@ -314,7 +314,7 @@ class Simulator:
         (:class:`~offroad_env.core.actions.ActionCheck`)."""
         return self.actions(action)
 
-    @batch_threaded(lambda self: (self.n, self.device))
+    @batch_threaded(lambda self: (self.n, self.device, self.compiled))
     def step(self, action):
         """Advance every environment one control step.
 
