@@ -2,7 +2,7 @@
 map planner's cost-to-go.
 
 The planner (``train.planners.mppi``, at its defaults) is privileged: every 4th control step it
-snapshots the env, rolls 16 candidate action sequences of 1 s forward, scores each by the map
+snapshots the env, rolls 16 candidate action sequences of 2 s forward, scores each by the map
 planner's cost-to-go gained at its end (a terminal cost that sees past the horizon), and follows
 their weighted mean; the map planner's own line is one of the candidates. ``--model twin``
 (the default here) rolls the candidates on the kinematic twin of the physical model
@@ -16,7 +16,7 @@ cost-to-go to the goal, the path driven, and every few steps the sampled traject
 more weight); the script prints the real-time factor (simulated seconds per wall second, the
 planning included).
 
-    python examples/mppi.py [--level 4] [--samples 16] [--seconds 1.0] [--model twin]
+    python examples/mppi.py [--level 4] [--samples 16] [--seconds 2.0] [--model twin]
         [--compile] [--steps 300] [--out outputs/mppi.png]
 """
 
@@ -40,7 +40,7 @@ def main(argv=None):
     p.add_argument("--level", type=int, default=4)
     p.add_argument("--task", type=int, default=0, help="which of the level's tasks")
     p.add_argument("--samples", type=int, default=16)
-    p.add_argument("--seconds", type=float, default=1.0, help="the horizon [s]")
+    p.add_argument("--seconds", type=float, default=2.0, help="the horizon [s]")
     p.add_argument("--model", choices=["twin", "env"], default="twin",
                    help="what the samples are rolled on")
     p.add_argument("--compile", action="store_true")

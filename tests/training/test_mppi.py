@@ -68,12 +68,12 @@ def test_mppi_options_are_parsed_and_checked():
     env.reset(seed=0)
     act = baseline("mppi:K=4,H=3,replan=1", env, 0)
     assert act.cfg.samples == 4 and act.horizon == 3 and act.privileged
-    # the defaults: 16 samples over 1 s (20 steps of 0.05 s), scored by the cost-to-go gained,
+    # the defaults: 16 samples over 2 s (40 steps of 0.05 s), scored by the cost-to-go gained,
     # the map planner as the guide, a plan every 4th step
     act = baseline("mppi", env, 0)
     c = act.cfg
     assert (c.samples, act.horizon, c.objective, c.guide, c.replan, c.model) == (
-        16, 20, "cost_to_go", "path", 4, "env")
+        16, 40, "cost_to_go", "path", 4, "env")
     assert act.guide is not None and act.field is act.guide
     assert baseline("mppi:guide=none,objective=progress", env, 0).guide is None
     with pytest.raises(ValueError, match="needs its policy"):

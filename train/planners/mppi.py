@@ -18,9 +18,9 @@ For N environments at once, each control step:
    value suits every task), and its first action is taken; the plan shifts by one step for
    the next call (the last action repeated). A new episode starts from a zero plan.
 
-The defaults (:class:`MPPIConfig`: 16 samples over 1 s, the cost-to-go objective, the map
+The defaults (:class:`MPPIConfig`: 16 samples over 2 s, the cost-to-go objective, the map
 planner as the guide, a plan every 4th step, temperature 0.1) are the ones measured best on a
-draw of our own (BENCHMARKS.md, "MPPI").
+draw of our own (BENCHMARKS.md, "MPPI as the field drives it").
 
 What a sample's return measures (``objective``): the env's discounted rewards (``reward``);
 the straight distance to the goal it gained (``progress``); or the map planner's cost-to-go it
@@ -52,7 +52,7 @@ env's own compiled step, sharing its maps.
 
     from train.planners.baselines import baseline
     act = baseline("mppi", env, seed=0)               # act(obs) -> (N, A) actions
-    act = baseline("mppi:K=32,seconds=1.5,model=twin", env, seed=0)
+    act = baseline("mppi:K=32,seconds=1.0,model=twin", env, seed=0)  # faster: the twin
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ class MPPIConfig:
     guide: str = "path"
     replan: int = 4
     objective: str = "cost_to_go"
-    seconds: float = 1.0
+    seconds: float = 2.0
     stability: float = 0.0
     margin_deg: float = 20.0
     knots: int = 0
