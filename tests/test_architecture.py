@@ -29,7 +29,7 @@ OFFROAD_LAYERS = {
 }
 #: the package's own modules: the faces, the import-time check and the two entry modules
 OFFROAD_TOP = {"env": "faces", "vector_env": "faces", "seams": "faces", "lookahead": "faces",
-               "state_view": "faces",
+               "state_view": "faces", "surrogate": "faces",
                "snapshot": "faces", "_siblings": "data", "__main__": "cli", "": "cli"}
 #: the layers of train: the planners at the bottom, what the programs share above them, the
 #: programs on top (PPO and the benchmark never import each other)
