@@ -95,3 +95,25 @@ def test_a_run_resumed_in_its_folder_goes_on_from_its_best(tmp_path):
     assert again["best_val_success_rate"] == 2.0 and again["best_iteration"] == state["best"][
         "best_iteration"]
     assert (tmp_path / "best.pt").read_bytes() == kept
+
+
+def test_the_user_sees_validation_beside_training(tmp_path):
+    """The log line, the printed summary, the learning curve and TensorBoard carry the
+    validation's success next to training's."""
+    from train.common.logs import TB_LAYOUT, iteration_line, summary_json, tb_tag
+
+    row = {"iteration": 4, "global_step": 256, "steps_per_s": 10.0, "window_episodes": 3,
+           "success_rate": 0.5, "return_mean": 1.0, "val_success_rate": 0.75}
+    assert iteration_line(row, 5).endswith("validation success 0.75")
+    assert "validation" not in iteration_line({**row, "val_success_rate": None}, 5)
+    assert tb_tag("val_success_rate") == "eval/success_rate"
+    chart = TB_LAYOUT["success"]
+    assert [tb_tag("success_rate"), "eval/success_rate"] in [v[1] for v in chart.values()]
+    cfg = ppo.PPOConfig(num_envs=8, num_steps=8, total_steps=8 * 8 * 2, num_minibatches=2,
+                        hidden=(8,), out=str(tmp_path), progress=False, tensorboard=False,
+                        max_episode_steps=60, validate_every=1, validate_episodes=4)
+    summary = ppo.train(cfg)
+    js = summary_json({**summary, "window_episodes": summary.get("window_episodes") or 1})
+    assert js["val_success_rate"] == summary["val_success_rate"]
+    assert js["best_checkpoint"] == str(tmp_path / "best.pt")
+    assert js["best_val_success_rate"] == summary["best_val_success_rate"]

@@ -31,7 +31,14 @@ TB_TAGS = {"return_mean": "rollout/ep_rew_mean", "length_mean": "rollout/ep_len_
            "policy_loss": "losses/policy_loss", "value_loss": "losses/value_loss",
            "entropy": "losses/entropy", "approx_kl": "losses/approx_kl",
            "clip_frac": "losses/clipfrac", "lr": "charts/learning_rate",
-           "mean_level": "curriculum/mean_level"}
+           "mean_level": "curriculum/mean_level",
+           "val_success_rate": "eval/success_rate", "val_return_mean": "eval/mean_reward"}
+
+#: TensorBoard's custom-scalars layout: training's and validation's success on one chart
+#: (the CUSTOM SCALARS tab), so the gap between them shows while the run goes
+TB_LAYOUT = {"success": {"training (window, sampled actions) vs validation (held-out, mean "
+                         "action)": ["Multiline", ["rollout/success_rate",
+                                                   "eval/success_rate"]]}}
 
 
 def tb_tag(column: str) -> str:
@@ -59,6 +66,7 @@ class RunLog:
                 raise ImportError("--tensorboard needs the tensorboard package "
                                   "(pip install tensorboard)") from None
             self.tb = SummaryWriter(str(out / "tb"))
+            self.tb.add_custom_scalars(TB_LAYOUT)
 
     def write(self, row: dict) -> None:
         if self.fields is None:
@@ -95,14 +103,16 @@ class RunLog:
 
 def iteration_line(row: dict, n_iter: int) -> str:
     """One line of a training log row: ``iter 10/244  163,840 steps  12,345 steps/s  success
-    0.42  return 3.10  (window: 100 episodes)``; "no finished episodes yet" while the window is
-    empty."""
+    0.42  return 3.10  (window: 100 episodes)``, then ``validation success 0.80`` where the row
+    validated; "no finished episodes yet" while the window is empty."""
     head = (f"iter {row['iteration']}/{n_iter}  {row['global_step']:,} steps  "
             f"{row['steps_per_s']:,.0f} steps/s")
+    val = row.get("val_success_rate")
+    val = "" if val is None else f"  validation success {val:.2f}"
     if not row.get("window_episodes"):
-        return head + "  (no finished episodes yet)"
+        return head + "  (no finished episodes yet)" + val
     return (head + f"  success {row['success_rate']:.2f}  return {row['return_mean']:.2f}  "
-            f"(window: {row['window_episodes']} episodes)")
+            f"(window: {row['window_episodes']} episodes)" + val)
 
 
 _NOTICED = set()
@@ -251,7 +261,8 @@ class EpisodeWindow:
 
 
 def plot_learning_curve(csv_path: Path, png_path: Path) -> None:
-    """Return, success and tip-over rates against environment steps (needs matplotlib)."""
+    """Return, success and tip-over rates against environment steps, and the validation's
+    success where the run validated (needs matplotlib)."""
     from offroad_env.drawing.plots import pyplot
 
     plt = pyplot()
@@ -275,6 +286,11 @@ def plot_learning_curve(csv_path: Path, png_path: Path) -> None:
         if key in rows[0] and (key in ("success_rate", "tip_over_rate")
                                or np.nanmax(col(key), initial=0.0) > 0):
             a2.plot(x, col(key), label=label)
+    if "val_success_rate" in rows[0]:  # held-out episodes, the mean action, where it validated
+        at = [i for i, r in enumerate(rows) if r["val_success_rate"] not in ("", "None")]
+        if at:
+            a2.plot(x[at], [float(rows[i]["val_success_rate"]) for i in at], "o-",
+                    label="validation success (held-out worlds)")
     a2.set_xlabel("environment steps")
     a2.set_ylabel("rate (the last finished episodes)")
     a2.set_ylim(-0.02, 1.02)
@@ -304,4 +320,9 @@ def summary_json(summary: dict) -> dict:
                        "train.evaluate or train.bench measures the policy on that")
     if "curriculum_top_levels" in summary:  # the levels the curriculum played, per family
         out["curriculum_top_levels"] = summary["curriculum_top_levels"]
+    if summary.get("val_success_rate") is not None:  # the last validation, and the best
+        out["val_success_rate"] = summary["val_success_rate"]
+    for key in ("best_checkpoint", "best_iteration", "best_val_success_rate"):
+        if key in summary:
+            out[key] = summary[key]
     return out
