@@ -12,6 +12,15 @@ PACKAGES = {"offroad_env": "The batched core: the envs, the simulator, the physi
             "terrain": "Height maps, files, generators, terrain families",
             "wrappers": "Gymnasium wrappers", "train": "The planners, what the programs share, PPO, OffroadBench"}
 SKIP = ("__main__", "cli", "_siblings")
+#: packages whose subpackages get a page each (one page of all of ``offroad_env`` weighed
+#: 1.4 MB of HTML)
+SPLIT = ("offroad_env",)
+SUBTITLES = {"offroad_env.core": "State, actions, sensors, spawns, random streams, devices",
+             "offroad_env.physics": "Vehicles, URDF, the vehicle models, ground contact, soil, "
+                                    "stability, the IMU",
+             "offroad_env.sim": "The simulator and its config",
+             "offroad_env.task": "Observation, reward and termination terms, the task",
+             "offroad_env.drawing": "Rendering, plots and animations"}
 
 
 def modules(pkg: str) -> list[str]:
@@ -32,13 +41,25 @@ def write_all(out: Path) -> None:
              "Generated from the docstrings, which state shapes, frames and units.", "",
              "```{toctree}", ":maxdepth: 1", ""]
     for pkg, title in PACKAGES.items():
-        index.append(pkg)
-        lines = [f"# `{pkg}`", "", title + ".", ""]
+        pages = {pkg: []}
         for mod in modules(pkg):
-            lines += ["```{eval-rst}", f".. automodule:: {mod}",
-                      *(("   :members:", "   :ignore-module-all:") if mod != pkg
-                        else ("   :no-members:",)), "```", ""]
-        _write(out / f"{pkg}.md", "\n".join(lines))
+            parts = mod.split(".")
+            sub = ".".join(parts[:2])
+            if pkg in SPLIT and len(parts) > 1 and sub in SUBTITLES:
+                pages.setdefault(sub, []).append(mod)
+            else:
+                pages[pkg].append(mod)
+        for page, mods in pages.items():
+            index.append(page)
+            lines = [f"# `{page}`", "", (title if page == pkg else SUBTITLES[page]) + ".", ""]
+            if page == pkg and len(pages) > 1:
+                lines += ["Its subpackages have pages of their own: " + ", ".join(
+                    f"[`{p}`]({p}.md)" for p in pages if p != pkg) + ".", ""]
+            for mod in mods:
+                lines += ["```{eval-rst}", f".. automodule:: {mod}",
+                          *(("   :members:", "   :ignore-module-all:") if mod != pkg
+                            else ("   :no-members:",)), "```", ""]
+            _write(out / f"{page}.md", "\n".join(lines))
     _write(out / "index.md", "\n".join(index + ["```", ""]))
 
 

@@ -6,7 +6,9 @@ A card reads the registry (entry points, time limit, kwargs), the env built by `
 vehicle, the task, the reward weights, the fields that differ from ``SimConfig``'s defaults),
 the docstrings that define the terms (the observation table of ``offroad_env.task.observations``,
 ``RewardWeights``, ``TaskConfig``, the tasks of ``make_config``), ``EndReason``, and the
-CHANGELOG's lines that name the id. The episode GIF is the gallery's (``docs/gifs.py``).
+tables written here for users (the description, the arguments that matter, the version
+history). The episode GIF is made by ``docs/gifs.py``: a zoomed follow view by the env's own
+renderer, so the vehicle shows.
 
     python docs/cards.py OUT_DIR      # what the build does, by hand
 """
@@ -81,6 +83,58 @@ def _task_texts() -> dict[str, str]:
     return out
 
 
+#: what each task is for, in a user's words (the card's Description)
+DESCRIPTIONS = {
+    "nav": "The vehicle drives from a random start to a goal 4-12 m away across rolling "
+           "Perlin hills, seeing the goal in its body frame, its attitude, velocity and IMU. "
+           "The reward pays progress toward the goal and a bonus on reaching it, and charges "
+           "tilt, fast rotation, jerky actions, slip and a tip-over or a fall. It is the first "
+           "task to train on: a PPO run on a laptop CPU reaches 95 % success in seconds.",
+    "velocity": "The vehicle tracks a commanded forward speed and yaw rate, drawn per episode, "
+                "on rolling hills: the task of a low-level controller under an upper planner. "
+                "The command replaces the goal in the observation, and the reward pays tracking "
+                "instead of progress.",
+    "nav_rough": "Navigation to a goal over hills, rocks and holes, with a height scan of the "
+                 "ground ahead in the observation: the policy must see an obstacle to go round "
+                 "it. Falling into a hole or off the map ends the episode at a cost.",
+    "traverse": "Cross terrain that tips careless driving: seven terrain families (slopes, "
+                "ditches, boulders, steps, rough ground, soft soil, real DEM windows) at ten "
+                "levels each, stated in the vehicle's own physical limits. Tip-over follows "
+                "the force-angle stability margin, which is observed and rewarded. It is "
+                "OffroadBench's task: train on it (`train.ppo --suite`) and score on the "
+                "suite's fixed tasks.",
+}
+
+#: each id's versions, in what changed for a user (newest first)
+HISTORY = [
+    "- **v1** (0.2.0): a fall into a hole or off the map's edge is a fatal end that costs what "
+    "a tip-over costs (the `fall` reward term, weight -10, `info[\"reward/fall\"]`). "
+    "Observations, actions, ends and trajectories are v0's; only the ending step's reward "
+    "differs.",
+    "- **v0** (0.1): the first version; a fall cost nothing. It stays registered so that "
+    "results made on it repeat (Gymnasium warns that it is out of date).",
+]
+
+#: the keyword arguments a user reaches for first: (name, what it takes)
+ARGUMENTS = [
+    ("dynamics", "the vehicle model: `\"unicycle\"`, `\"ackermann\"`, `\"skid_steer\"`, "
+                 "`\"rigid_body\"` (the physical model)"),
+    ("ground", "how the wheels meet the ground: `\"four_wheel\"` or `\"rigid_contact\"` "
+               "(K wheels at static equilibrium, with loads)"),
+    ("vehicle", "a preset name or a URDF path"),
+    ("terrain", "a generator config or name, a map file or a GeoTIFF DEM"),
+    ("task", "a `TaskConfig`: goal distances, spawn margin, tip-over rule, reward `weights`"),
+    ("obs_terms", "the observation terms, in order"),
+    ("height_scan", "a `HeightScanConfig` (adds the `height_scan` term), or None"),
+    ("max_speed", "full-scale forward speed [m/s]"),
+    ("max_yaw_rate", "full-scale yaw rate [rad/s]"),
+    ("dt", "the control step [s]"),
+    ("dynamics_params", "the model's parameters (`RigidBodyParams(soil=...)`, ...)"),
+    ("rewards", "your reward terms (`RewardTerm`), beside `terminations`, `observations`, "
+                "`events`"),
+]
+
+
 def _md(text: str) -> str:
     """Docstring markup as Markdown: roles become code, double backticks single."""
     text = re.sub(r":\w+:`~?([^`]+)`", lambda m: f"`{m.group(1).split('.')[-1]}`", text)
@@ -104,26 +158,11 @@ def _spec_bullet(head: str) -> str:
     return head + " " + " ".join(m.group(1).split()) if m else ""
 
 
-def _history(name: str) -> list[str]:
-    """The CHANGELOG's bullets that name ``name`` (a bullet with its continuation lines)."""
-    text = (ROOT / "CHANGELOG.md").read_text()
-    out, section = [], ""
-    for block in re.split(r"\n(?=- |#)", text):
-        if block.startswith("#"):  # the release a bullet belongs to
-            if block.startswith("## "):
-                section = block.split("\n")[0].lstrip("# ").strip()
-            continue
-        if name in block:
-            out.append(f"- *{section}*: " + " ".join(block[2:].split()))
-    return out
-
-
 def card(env_id: str) -> str:
     """The Markdown card of ``env_id``."""
     import gymnasium as gym
 
     import offroad_env
-    from offroad_env.sim.config import SimConfig
     from offroad_env.task.rewards import RewardWeights
     from offroad_env.task.task import REASONS
 
@@ -144,7 +183,8 @@ def card(env_id: str) -> str:
     t = cfg.task
     L = [f"# {short}", ""]
     if gif.exists():
-        L += [f"![An episode of {short}](../_static/gallery/{short}.gif)", ""]
+        L += ["```{raw} html", f'<img src="../_static/gallery/{short}.gif" alt="An episode of '
+              f'{short}" width="320" loading="lazy">', "```", ""]
     L += ["| | |", "|---|---|",
           f"| make | `gym.make(\"{env_id}\")`; batched: `gym.make_vec(\"{env_id}\", num_envs=N, "
           "vectorization_mode=\"vector_entry_point\")` |",
@@ -155,12 +195,13 @@ def card(env_id: str) -> str:
           f"following, dt = {cfg.dt} s |",
           f"| time limit | {spec.max_episode_steps} steps ({seconds:g} s), a truncation |",
           f"| entry points | `{spec.entry_point}`, `{spec.vector_entry_point}` |", "",
-          "## Description", "", _md(_task_texts().get(task, "")), "",
+          "## Description", "", DESCRIPTIONS.get(task, _md(_task_texts().get(task, ""))), "",
           "## Actions", "",
           _md(_spec_bullet("Actions")), "",
-          "| component | commands | range |", "|---|---|---|",
-          *[f"| `a[{i}]` | {label} | [-1, 1] |"
-            for i, label in enumerate(type(sim.model).action_labels)], "",
+          "What `a[0]` and `a[1]` command, by model (`dynamics=`); this id's is "
+          f"`{cfg.dynamics}`:", "",
+          "| `dynamics` | `a[0]` | `a[1]` |", "|---|---|---|",
+          *_action_rows(), "",
           f"This id's model, `dynamics=\"{cfg.dynamics}\"`: {_md(model_doc)} Here `max_speed` = "
           f"{cfg.max_speed} m/s, `max_yaw_rate` = {cfg.max_yaw_rate} rad/s, `nan_action` = "
           f"`\"{cfg.nan_action}\"`.", "",
@@ -206,22 +247,62 @@ def card(env_id: str) -> str:
             note = " (not in this task)"
         L.append(f"| {code} | `{label}` | {kind}{note} |")
     L += ["", "## Arguments", "",
-          "Any `SimConfig` field by keyword (`gym.make(id, dynamics=\"rigid_body\", ...)`); a "
-          "`TaskConfig` as `task=` replaces only the task. This id sets:", "",
-          "| field | value |", "|---|---|"]
-    default = SimConfig()
-    for f in dataclasses.fields(SimConfig):
-        if not f.compare or f.name in ("task",):
-            continue
-        v = getattr(cfg, f.name)
-        if repr(v) != repr(getattr(default, f.name)):
-            text = repr(v)
-            text = text if len(text) < 160 else text[:157] + "..."
-            L.append(f"| `{f.name}` | `{text}` |")
-    L += ["", "## Version history", "", f"- v0: registered as `{env_id}`."]
-    L += _history(short) or []
+          "Every field of {py:class}`~offroad_env.SimConfig` is a keyword of `gym.make`, "
+          "`gym.make_vec` and the env classes; a {py:class}`~offroad_env.TaskConfig` as `task=` "
+          "replaces only the task. The ones that matter most, with this id's values:", "",
+          "| keyword | this id | what it takes |", "|---|---|---|"]
+    for name, what in ARGUMENTS:
+        L.append(f"| `{name}` | {_value(getattr(cfg, name))} | {what} |")
+    L += ["| `render_mode` | None | `\"rgb_array\"`: top-down frames (`render_view`, "
+          "`render_window`) |",
+          f"| `max_episode_steps` | {spec.max_episode_steps} | the time limit [steps] |",
+          "| `compile` | False | `torch.compile` the step (3-5 x faster at thousands of envs) |",
+          "| `num_envs`, `device` | (batched) | the vector env's size and torch device |", "",
+          "## On the physical model", "",
+          "The same task on the 6-DOF chassis on suspended wheels, with wheel loads, motor "
+          "limits, slip and soft soil where the map has it:", "",
+          "```python", "import gymnasium as gym", "import offroad_env", "",
+          f"env = gym.make(\"{env_id}\", dynamics=\"rigid_body\", ground=\"rigid_contact\")",
+          "```", "",
+          "It adds the `soil` and `energy_margin` observation terms to choose from "
+          "(`obs_terms=`); [Vehicle models](../guides/models.md) has its physics and tests."]
+    if task == "traverse":
+        L += ["", "## As an OffroadBench task", "",
+              "OffroadBench's tasks are this id's, on the physical model, with fixed starts and "
+              "goals: `python -m train.bench --suite offroad-bench-v2 --policy heuristic` runs "
+              "the 1400 of them, and `python -m train.ppo --suite offroad-bench-v1` trains for "
+              "them ([OffroadBench](../guides/offroadbench.md))."]
+    L += ["", "## Version history", "", *HISTORY]
     env.close()
     return "\n".join(L) + "\n"
+
+
+def _value(v) -> str:
+    """A config value for a table cell: short, as code."""
+    if dataclasses.is_dataclass(v):
+        text = type(v).__name__ + "(...)"
+    elif isinstance(v, tuple) and len(v) > 4:
+        text = repr(v[:3])[:-1] + ", ...)"
+    else:
+        text = repr(v)
+    return f"`{text if len(text) < 40 else text[:37] + '...'}`" if text != "{}" else "none"
+
+
+def _action_rows() -> list[str]:
+    """A row per registered vehicle model: what each action component commands."""
+    from offroad_env.physics.models.base import MODELS
+
+    rows = []
+    for name, cls in MODELS.items():
+        if name == "rigid_body":  # its labels join the layouts: one row each
+            rows += ["| `rigid_body`, skid steering (default) | left wheel speed | right wheel "
+                     "speed |",
+                     "| `rigid_body`, `steering=\"ackermann\"` | speed | steering angle |",
+                     "| `rigid_body`, `steering=\"ackermann_rate\"` | speed | steering rate |"]
+            continue
+        labels = cls.action_labels + ("",) * (2 - len(cls.action_labels))
+        rows.append(f"| `{name}` | {labels[0]} | {labels[1]} |")
+    return rows
 
 
 def write_all(out: Path) -> list[Path]:

@@ -6,6 +6,7 @@ furo's own fonts and scripts served from the site. The environment cards are gen
 the registry at every build (``docs/cards.py``), so they cannot go stale.
 """
 
+import re
 import sys
 from pathlib import Path
 
@@ -36,6 +37,12 @@ html_theme = "furo"
 html_title = "offroad-env"
 html_static_path = ["_static"]
 html_last_updated_fmt = None
+#: commands render as typed: ``--policy`` stays two hyphens (docutils' smart quotes would make
+#: it an en dash, and a copied command would break)
+smartquotes = False
+#: the search's ranking (docs/_static/search_scorer.js): a page whose title names the query
+#: first, guides before API entries, the history pages last
+html_search_scorer = str(DOCS / "_static" / "search_scorer.js")
 
 
 #: the documentation of the libraries this one builds on: a reference to one of their objects
@@ -142,6 +149,47 @@ def _napoleon_not_on_attributes(app):
             listeners[listeners.index(listener)] = listener._replace(handler=only_others)
 
 
+_SECTION = re.compile(r"^(\s*)(Args|Arguments|Attributes|Parameters|Keyword Args|"
+                      r"Keyword Arguments|Other Parameters):\s*$")
+_JOINT = re.compile(r"^(\s+)(\*{0,2}\w+(?:\s*,\s*\*{0,2}\w+)+)\s*:(\s.*|)$")
+
+
+def _split_joint_fields(app, what, name, obj, options, lines):
+    """``a, b: text`` in a Google section (Args, Attributes, ...) becomes one entry per name,
+    each with the text: napoleon and Sphinx's field lists would read ``a,`` as ``b``'s type
+    (``b (a,) -- text``). Runs before napoleon."""
+    out, i, head, entry = [], 0, None, None  # the open section's indent, its entries'
+    while i < len(lines):
+        line = lines[i]
+        indent = len(line) - len(line.lstrip())
+        if m := _SECTION.match(line):
+            out.append(line)
+            head, entry = len(m.group(1)), None
+            i += 1
+            continue
+        if line.strip() and head is not None:
+            if indent <= head:
+                head = entry = None  # the section ended
+            elif entry is None:
+                entry = indent  # its first entry sets the entries' indent
+        m = _JOINT.match(line) if entry is not None and indent == entry else None
+        if m is None:
+            out.append(line)
+            i += 1
+            continue
+        j = i + 1  # the entry's continuation lines: deeper than it, or blank
+        while j < len(lines) and (not lines[j].strip() or
+                                  len(lines[j]) - len(lines[j].lstrip()) > entry):
+            j += 1
+        while j > i + 1 and not lines[j - 1].strip():
+            j -= 1  # trailing blanks stay after the split entries
+        for n in (x.strip() for x in m.group(2).split(",")):
+            out.append(f"{m.group(1)}{n}:{m.group(3)}")
+            out.extend(lines[i + 1:j])
+        i = j
+    lines[:] = out
+
+
 def _generate(app):
     import api_pages
     import cards
@@ -155,4 +203,5 @@ def _generate(app):
 def setup(app):
     app.connect("builder-inited", _generate)
     app.connect("builder-inited", _napoleon_not_on_attributes)
+    app.connect("autodoc-process-docstring", _split_joint_fields, priority=400)
     app.connect("missing-reference", _resolve)

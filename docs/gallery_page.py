@@ -14,14 +14,14 @@ def write(path: Path) -> None:
     import gifs
 
     manifest = json.loads(gifs.MANIFEST.read_text()) if gifs.MANIFEST.exists() else {}
-    digest = gifs.source_digest()
+    digest = gifs.fingerprints()
     lines = ["# Gallery", "",
              "Real episodes, rendered by the env (`render_mode=\"rgb_array\"`, the `follow` "
              "view) under the straight-to-goal baseline, on the physical model "
              "(`dynamics=\"rigid_body\"`): every terrain family of `OffroadTraverse-v1` at "
              "levels 0, 5 and 9 (`terrain.level_spec` states each level in physical terms), "
              "and a 40 m window of the shipped SRTM DEM. `python docs/gifs.py` makes them; "
-             "a GIF made from other inputs than today's source is marked stale.", ""]
+             "a GIF whose episode or frame would differ today is marked stale.", ""]
     stale = []
     for fam in gifs.FAMILIES:
         lines += [f"## {fam}", "", "| level 0 | level 5 | level 9 |", "|---|---|---|"]
@@ -44,6 +44,7 @@ def _cell(name: str, manifest: dict, digest: str, stale: list) -> str:
     if not (gifs.OUT / f"{name}.gif").exists():
         return f"({name}: not made yet)"
     entry = manifest.get(name, {})
-    if entry.get("key") != gifs.key(gifs.items()[name], digest):
+    if entry.get("key") != gifs.key(gifs.items()[name], digest[name]):
         stale.append(name)
-    return f"![{name}](_static/gallery/{name}.gif)"
+    return (f'<img src="_static/gallery/{name}.gif" alt="{name}" width="256" '
+            f'loading="lazy">')

@@ -3,9 +3,13 @@ terrain family at levels 0, 5 and 9 on the physical model, and the physical mode
 SRTM DEM (the gallery). Each is a real episode rendered by the env (``render_mode="rgb_array"``)
 under a baseline policy.
 
-GIFs are cached in ``docs/_static/gallery/`` with a manifest of the inputs that made each one
-(the item's settings, this script, and a digest of the package's source); a GIF whose inputs
-changed is stale, and this says so.
+GIFs are cached in ``docs/_static/gallery/`` with a manifest of what each one shows: the item's
+settings, this script's frame settings, and the episode's *fingerprint* (its first
+:data:`PROBE_STEPS` steps' poses to the millimetre and milliradian, and its first frame's
+pixels). A GIF is stale when what it shows would change, not when any code does: a commit that
+leaves every pictured trajectory and the renderer's frame alone leaves the gallery current. The
+fingerprints are computed again only when the code they depend on changes (cached in
+``docs/_build/gif_fingerprints.json`` by :func:`source_digest`; about a second an item).
 
     python docs/gifs.py            # make the missing and stale GIFs
     python docs/gifs.py --check    # list them; make nothing
@@ -50,17 +54,66 @@ def items() -> dict[str, dict]:
 
 
 def source_digest() -> str:
-    """A digest of what an episode's frames depend on: the code (not the comments or
-    docstrings) of the core, the terrain, the baseline policies and this script."""
+    """A digest of the code an episode's frames may depend on (not the comments or
+    docstrings): the core, the terrain, the baseline policies and this script. It decides
+    when the fingerprints are computed again, not when a GIF is stale."""
     from terrain.cache import code_digest
 
     return code_digest(ROOT / "offroad_env", ROOT / "terrain", ROOT / "train" / "planners" / "baselines.py",
                        Path(__file__).resolve())[:16]
 
 
-def key(settings: dict, digest: str) -> str:
-    return hashlib.sha256(json.dumps([settings, digest, SIZE, FRAMES, EVERY, COLOURS],
+#: steps of an episode its fingerprint covers
+PROBE_STEPS = 30
+#: where the fingerprints are cached, by source digest
+FINGERPRINTS = DOCS / "_build" / "gif_fingerprints.json"
+
+
+def key(settings: dict, fingerprint: str) -> str:
+    """The manifest key of a GIF: its settings, the frame settings and the episode's
+    fingerprint."""
+    return hashlib.sha256(json.dumps([settings, fingerprint, SIZE, FRAMES, EVERY, COLOURS],
                                      sort_keys=True).encode()).hexdigest()[:16]
+
+
+def fingerprint(settings: dict) -> str:
+    """What the item's GIF shows, in short: the first :data:`PROBE_STEPS` steps' world poses
+    (position to 1 mm, yaw, pitch, roll to 1 mrad) under its policy, and its first frame's
+    pixels."""
+    import numpy as np
+
+    env, policy = _env(settings)
+    obs, _ = env.reset(seed=settings["seed"])
+    h = hashlib.sha256(np.ascontiguousarray(env.render()).tobytes())
+    for _ in range(PROBE_STEPS):
+        obs, _, term, trunc, _ = env.step(policy(obs))
+        view = env.unwrapped.state_view()
+        pose = np.concatenate([view.base_position_w[0].numpy(), view.ypr[0].double().numpy()])
+        h.update(np.round(pose * 1000).astype(np.int64).tobytes())
+        if term or trunc:
+            break
+    env.close()
+    return h.hexdigest()[:16]
+
+
+def fingerprints(names=None) -> dict[str, str]:
+    """``{name: fingerprint}`` of the items (``names``: these only), from the cache where the
+    source is unchanged, else computed (and cached)."""
+    digest = source_digest()
+    cache = json.loads(FINGERPRINTS.read_text()) if FINGERPRINTS.exists() else {}
+    if cache.get("digest") != digest:
+        cache = {"digest": digest, "items": {}}
+    out = {}
+    for name, settings in items().items():
+        if names is not None and name not in names:
+            continue
+        k = json.dumps(settings, sort_keys=True)
+        if cache["items"].get(name, {}).get("settings") != k:
+            cache["items"][name] = {"settings": k, "fingerprint": fingerprint(settings)}
+        out[name] = cache["items"][name]["fingerprint"]
+    FINGERPRINTS.parent.mkdir(parents=True, exist_ok=True)
+    FINGERPRINTS.write_text(json.dumps(cache, indent=1, sort_keys=True) + "\n")
+    return out
 
 
 def _env(settings: dict):
@@ -75,7 +128,7 @@ def _env(settings: dict):
 
     view = dict(render_mode="rgb_array", render_view="follow")
     if settings["kind"] == "card":
-        env = gym.make(settings["id"], render_window=20.0, **view)
+        env = gym.make(settings["id"], render_window=8.0, **view)  # the vehicle ~30 px
     elif settings["kind"] == "family":
         dem = (str(offroad_env.data_file("srtm1_n37w123_crop401.tif"))
                if settings["family"] == "real" else None)
@@ -88,7 +141,7 @@ def _env(settings: dict):
         hm = terrain.HeightMap(h, fam.resolution, materials=None if mats is None else mats[0],
                                material_names=None if mats is None else mats[1])
         env = gym.make("offroad_env/OffroadTraverse-v1", heightmap=hm, dynamics="rigid_body",
-                       render_window=14.0, **view)
+                       render_window=10.0, **view)
     else:
         env = gym.make("offroad_env/OffroadNav-v1", terrain=offroad_env.data_file(
             "srtm1_n37w123_crop401.tif"), dynamics="rigid_body", max_speed=3.0,
@@ -144,17 +197,17 @@ def main(argv=None) -> int:
     sys.path.insert(0, str(ROOT))
     OUT.mkdir(parents=True, exist_ok=True)
     manifest = json.loads(MANIFEST.read_text()) if MANIFEST.exists() else {}
-    digest = source_digest()
+    prints = fingerprints(args.only or None)
     todo = []
     for name, settings in items().items():
         if args.only and name not in args.only:
             continue
-        k = key(settings, digest)
+        k = key(settings, prints[name])
         have = manifest.get(name, {})
         if not (OUT / f"{name}.gif").exists():
             todo.append((name, settings, k, "missing"))
         elif have.get("key") != k:
-            why = ("the package's source changed" if have.get("settings") == settings
+            why = ("the episode or its frame changed" if have.get("settings") == settings
                    else "its settings changed")
             todo.append((name, settings, k, f"stale: {why} since it was made "
                          f"({have.get('made', '?')})"))

@@ -44,24 +44,51 @@ def test_the_api_pages_cover_every_module_but_the_entry_points():
     assert "offroad_env.cli" not in mods
 
 
-def test_a_gif_made_from_other_inputs_is_stale(tmp_path, monkeypatch, capsys):
+def test_a_gif_whose_episode_changed_is_stale(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(gifs, "OUT", tmp_path)
     monkeypatch.setattr(gifs, "MANIFEST", tmp_path / "manifest.json")
     items = gifs.items()
-    digest = gifs.source_digest()
+    prints = {name: f"fp-{name}" for name in items}
+    monkeypatch.setattr(gifs, "fingerprints", lambda names=None: prints)
     manifest = {}
     for name, settings in items.items():
         (tmp_path / f"{name}.gif").write_bytes(b"GIF89a")
-        manifest[name] = {"key": gifs.key(settings, digest), "settings": settings}
-    manifest["slopes-9"]["key"] = gifs.key(items["slopes-9"], "an older source")
+        manifest[name] = {"key": gifs.key(settings, prints[name]), "settings": settings}
+    manifest["slopes-9"]["key"] = gifs.key(items["slopes-9"], "an older episode")
     (tmp_path / "manifest.json").write_text(json.dumps(manifest))
     (tmp_path / "ditches-5.gif").unlink()
     assert gifs.main(["--check"]) == 0
     out = capsys.readouterr().out
-    assert "slopes-9.gif stale: the package's source changed" in out
+    assert "slopes-9.gif stale: the episode or its frame changed" in out
     assert "ditches-5.gif missing" in out
     assert "2 of" in out
     assert "boulders-0.gif" not in out
+
+
+def test_a_fingerprint_is_the_episode_not_the_code():
+    """The same episode gives the same fingerprint (so a commit that changes no pictured
+    trajectory leaves the gallery current); another episode another one."""
+    settings = dict(gifs.items()["OffroadNav-v1"])
+    a, b = gifs.fingerprint(settings), gifs.fingerprint(settings)
+    assert a == b
+    assert gifs.fingerprint({**settings, "seed": settings["seed"] + 1}) != a
+
+
+def test_a_card_is_finished():
+    """A description in sentences, the arguments that matter (never an empty table), the
+    actions of every model, the physical model, a history in user terms."""
+    from offroad_env.physics.models.base import MODELS
+
+    text = cards.card("offroad_env/OffroadTraverse-v1")
+    desc = text.split("## Description\n\n", 1)[1].split("\n", 1)[0]
+    assert desc[0].isupper() and desc.endswith(".") and desc.count(". ") >= 2
+    args = text.split("## Arguments", 1)[1].split("##", 1)[0]
+    assert args.count("\n| `") >= 10 and "| `dynamics` | `'unicycle'` |" in args
+    for name in MODELS:
+        assert f"| `{name}`" in text
+    assert "## On the physical model" in text and "## As an OffroadBench task" in text
+    history = text.split("## Version history", 1)[1]
+    assert "**v1**" in history and "**v0**" in history and "issue" not in history.lower()
 
 
 def test_the_custom_task_guide_lists_every_field_a_term_can_read():
