@@ -75,6 +75,12 @@ class SimulatorSeams:
         """The nominal (preset) vehicle."""
         return self.sim.vehicle
 
+    def use_compiled(self, on: bool = True) -> None:
+        """Run the step ``torch.compile``d (``on``) or eager from now on, as ``compile=`` at
+        construction would (the compile happens at the next step): training starts eager and
+        switches once a compile made elsewhere has warmed the cache."""
+        self.sim.use_compiled(on)
+
     @property
     def obs_layout(self) -> list[tuple[str, int, int]]:
         """``[(term, start, stop)]`` slices of the observation vector."""

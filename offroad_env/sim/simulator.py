@@ -115,17 +115,8 @@ class Simulator:
         self._reset_hooks: list[Callable] = []
         self._events = {m: {k: e for k, e in cfg.events.items() if e.mode == m}
                         for m in EVENT_MODES}  # the config's event terms by mode
-        #: the step after action checks; ``torch.compile``d with ``compile=True`` (the eager
-        #: and compiled steps are tested to agree)
-        self.compiled = bool(compile)
-        own = [*cfg.rewards, *cfg.terminations, *cfg.observations]  # the user's terms
-        self._advance_fn = (compile_fn(self._advance, dynamic=False, graph_breaks=(
-            f"user term(s) {own}" if own else None)) if compile else self._advance)
-        #: compiled: the cold placement of reset environments, in chunks of a fixed size
-        #: (fixed shapes: one compile; eager, a cold rigid placement of a few environments is
-        #: mostly per-op overhead, ~2 ms)
-        self._cold_chunk = min(self.n, 64)
-        self._cold_fn = (compile_fn(self._place_cold, dynamic=False) if compile else None)
+        self._cold_chunk = min(self.n, 64)  # cold placements: fixed chunks (one compile)
+        self.use_compiled(compile)
         #: partial resets compute only the reset rows (reading their indices on the host); off
         #: on accelerators, where every row is computed and the reset ones kept (no host sync)
         self.subset_resets = self.device.type == "cpu"
@@ -307,6 +298,15 @@ class Simulator:
             veh = VehicleBatch(self.vehicle, p["mass"][idx], p["com"][idx],
                                p["wheel_radius"][idx])
         return self.model.place(self.state, veh, self.maps, idx)
+
+    def use_compiled(self, on: bool = True) -> None:
+        """The step (after the action checks) and the cold placement of reset rows compiled
+        (``on``; at their next call) or eager from now on: the two agree to float rounding."""
+        cfg, self.compiled = self.cfg, bool(on)
+        own = [*cfg.rewards, *cfg.terminations, *cfg.observations]
+        self._advance_fn = (compile_fn(self._advance, dynamic=False, graph_breaks=(
+            f"user term(s) {own}" if own else None)) if on else self._advance)
+        self._cold_fn = compile_fn(self._place_cold, dynamic=False) if on else None
 
     # ------------------------------------------------------------------ step
     def check_action(self, action) -> tuple[torch.Tensor, torch.Tensor]:

@@ -635,3 +635,52 @@ def test_a_resumed_log_widens_its_header_to_new_columns_and_keeps_every_row(tmp_
     assert [r["iteration"] for r in rows] == ["1", "2", "3", "4"]
     assert [r["diverged_rate"] for r in rows] == ["", "", "0.1", "0.0"]
     assert rows[1]["stuck_rate"] == "0.25"
+
+
+def test_a_late_compile_switches_at_its_iteration_and_changes_nothing_else(tmp_path, monkeypatch):
+    """``compile_after``: eager iterations, then the compiled step from the fixed iteration on.
+    With the compile made the identity (the switch alone), the run equals an eager run bit for
+    bit; the switch happens at the iteration asked, whatever the machine's speed."""
+    import offroad_env.sim.simulator as simulator
+
+    monkeypatch.setattr(simulator, "compile_fn", lambda fn, **kw: fn)
+    seen = []
+    real = ppo.switch_compiled
+
+    def spy(env, warming, bar):
+        seen.append((len(list(csv.DictReader(open(tmp_path / "late" / "progress.csv")))),
+                     warming, env.unwrapped.sim.compiled))
+        real(env, warming, bar)
+        seen.append(env.unwrapped.sim.compiled)
+    monkeypatch.setattr(ppo, "switch_compiled", spy)
+    # keywords of the caller's own: no warm-up process (the compile happens in the run)
+    ppo.train(_smoke_cfg(tmp_path / "late", total_steps=16 * 8 * 3, compile_env=True,
+                         compile_after=2), env_kwargs={"max_speed": 1.0})
+    ppo.train(_smoke_cfg(tmp_path / "eager", total_steps=16 * 8 * 3), env_kwargs={"max_speed": 1.0})
+    assert seen == [(2, None, False), True]  # after two iterations, before the third
+    a = torch.load(tmp_path / "late" / "checkpoint.pt", weights_only=True)["model"]
+    b = torch.load(tmp_path / "eager" / "checkpoint.pt", weights_only=True)["model"]
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_the_warm_up_rebuilds_the_runs_env_and_calls_every_compiled_function(tmp_path,
+                                                                             monkeypatch):
+    """:mod:`train.ppo.warmup` builds the env the run recorded, steps it and places reset rows
+    again: both compiled functions are called (here counted, the compile made the identity)."""
+    import offroad_env.sim.simulator as simulator
+    from train.ppo.warmup import warm
+
+    calls = []
+    monkeypatch.setattr(simulator, "compile_fn",
+                        lambda fn, **kw: lambda *a: calls.append(fn.__name__) or fn(*a))
+    cfg = _smoke_cfg(tmp_path, compile_env=True, compile_after=1)
+    spec = {"env_id": cfg.env_id, "env": cfg.env, "base": str(tmp_path), "allow_modules": [],
+            "num_envs": 8, "device": "cpu", "limit": 20, "seed": 1,
+            "curriculum_init_level": None}
+    warm(spec)
+    assert "_advance" in calls and "_place_cold" in calls
+
+
+def test_compile_after_is_checked():
+    with pytest.raises(ValueError, match="compile_after"):
+        ppo.PPOConfig(compile_after=-1)

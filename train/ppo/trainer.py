@@ -25,6 +25,7 @@ import dataclasses
 import importlib.util
 import json
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -75,6 +76,36 @@ def make_vec_env(env_id: str, num_envs: int, device="cpu", max_episode_steps=Non
                         **kwargs)
 
 
+def start_warmup(cfg: PPOConfig, out: Path, num_envs: int, device, limit, allow_modules,
+                 given: dict):
+    """Start :mod:`train.ppo.warmup` on this run's env (rebuilt from ``out``'s recorded spec);
+    the process, or None where the caller passed env keywords of their own in Python (the
+    warm-up could not rebuild that env: the compile then happens in the run)."""
+    if given:
+        return None
+    spec = {"env_id": cfg.env_id, "env": config_to_plain(cfg)["env"], "base": str(out),
+            "allow_modules": list(allow_modules), "num_envs": num_envs, "device": str(device),
+            "limit": limit, "seed": cfg.seed,
+            "curriculum_init_level": cfg.curriculum_init_level if cfg.curriculum else None}
+    path = out / "warmup.json"
+    path.write_text(json.dumps(spec, indent=1) + "\n")
+    log = open(out / "warmup.log", "w")
+    return subprocess.Popen([sys.executable, "-m", "train.ppo.warmup", str(path)],
+                            stdout=log, stderr=subprocess.STDOUT)
+
+
+def switch_compiled(env, warming, bar) -> None:
+    """Wait for the warm-up process (if any) and switch ``env`` to its compiled step."""
+    t = time.perf_counter()
+    rc = None if warming is None else warming.wait()
+    env.unwrapped.use_compiled(True)
+    if bar is not None:
+        how = ("" if warming is None else f" (waited {time.perf_counter() - t:.0f} s for the "
+               f"warm-up)" if rc == 0 else f" (the warm-up failed, rc {rc}: see warmup.log; "
+               f"the compile happens here)")
+        bar.write(f"train.ppo: the compiled step from here on{how}")
+
+
 def train(cfg: PPOConfig, resume: str | None = None, force: bool = False,
           env_kwargs: dict | None = None, allow_modules: tuple = ()) -> dict:
     """Train; returns a summary (last iteration's statistics, steps, wall time).
@@ -115,9 +146,11 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs, allow_modules=(
     device = torch.device(ddp.device)
     W, rank = ddp.world, ddp.rank
     resume_base = None if resume is None else Path(resume).parent  # its inputs/ copies
-    env_kwargs = {**spec_kwargs(cfg.env_id, cfg.env, resume_base, allow_modules),
-                  **(env_kwargs or {})}
-    env_kwargs["compile"] = env_kwargs.get("compile", False) or cfg.compile_env
+    given = dict(env_kwargs or {})  # the caller's own keywords (a warm-up cannot rebuild them)
+    env_kwargs = {**spec_kwargs(cfg.env_id, cfg.env, resume_base, allow_modules), **given}
+    compile_env = env_kwargs.get("compile", False) or cfg.compile_env
+    late = compile_env and cfg.compile_after > 0  # eager first, compiled from an iteration on
+    env_kwargs["compile"] = compile_env and not late
     limit = cfg.max_episode_steps or env_kwargs.pop("max_episode_steps", None)  # a suite's
     env = make_vec_env(cfg.env_id, cfg.num_envs, device, limit, **env_kwargs)
     curriculum = None
@@ -169,7 +202,8 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs, allow_modules=(
         log = RunLog(out, append=resume is not None, tensorboard=tensorboard)
 
     validation = None
-    if cfg.validate_every and ddp.main:  # held-out worlds of the training env, eager
+    if cfg.validate_every and ddp.main:  # held-out worlds of the training env, eager, built
+        # at the first validation (not before the first training step)
         validation = Validation(cfg.env_id, env_kwargs, cfg.validate_episodes, limit, device)
     N, T = cfg.num_envs, cfg.num_steps
     buf = RolloutBuffer.zeros(T, N, obs_dim, act_dim, device)
@@ -193,9 +227,16 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs, allow_modules=(
               f"({n_iter} iterations)", file=sys.stderr)
     bar = Progress(n_iter * cfg.batch_size * W, global_step, cfg.progress and ddp.main,
                    desc="train")
-    notice = compile_notice(cfg.compile_env, cfg.compile_policy) if ddp.main else None
+    notice = compile_notice(compile_env and not late, cfg.compile_policy) if ddp.main else None
     if notice:
         bar.write(notice)
+    switch_at, warming = (start_iteration + cfg.compile_after, None) if late else (None, None)
+    if late and ddp.main:
+        warming = start_warmup(cfg, out, N, device, limit, allow_modules, given)
+        bar.write(f"train.ppo: the first {cfg.compile_after} iterations run the eager step "
+                  f"while " + ("another process compiles it" if warming else
+                               "(your own env keywords: the compile happens here, then)")
+                  + f"; from iteration {switch_at + 1} on, the compiled step")
     t_start = time.perf_counter()
     summary, summary_best = {}, {}
     if validation is not None and own_run and state.get("best"):  # go on from the run's best
@@ -204,6 +245,8 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs, allow_modules=(
                            summary_best["best_val_return_mean"])
     iteration = start_iteration
     for iteration in range(start_iteration, n_iter):
+        if iteration == switch_at:  # the compiled step takes over (a fixed iteration)
+            switch_compiled(env, warming, bar if ddp.main else None)
         if cfg.anneal_lr:
             frac = 1.0 - iteration / n_iter
             optimizer.param_groups[0]["lr"] = frac * cfg.learning_rate
@@ -271,6 +314,9 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs, allow_modules=(
             break
     ddp.check_same(list(agent.parameters()) + list(agent.buffers()))
     bar.close()
+    if warming is not None and warming.poll() is None:  # a run shorter than the eager start
+        warming.kill()
+        warming.wait()
     env.close()
     if validation is not None:
         validation.close()

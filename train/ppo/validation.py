@@ -36,10 +36,21 @@ class Validation:
         kw["terrain_seed"] = HELD_OUT_TERRAIN_SEED
         if limit is not None:
             kw["max_episode_steps"] = limit
-        self.env = gym.make_vec(env_id, num_envs=episodes,
-                                vectorization_mode="vector_entry_point", device=device, **kw)
+        self._make = lambda: gym.make_vec(env_id, num_envs=episodes,
+                                          vectorization_mode="vector_entry_point",
+                                          device=device, **kw)
+        self._env = None
         self.episodes = episodes
         self.best: tuple[float, float] | None = None
+
+    @property
+    def env(self):
+        """The validation's vector env, built at first use: its held-out worlds (a level stack
+        of their own, tens of seconds to generate on a cold cache) do not delay the run's first
+        training step."""
+        if self._env is None:
+            self._env = self._make()
+        return self._env
 
     def __call__(self, agent) -> dict:
         """The agent's mean-action score on the held-out episodes: ``val_success_rate`` and
@@ -64,4 +75,5 @@ class Validation:
         return True
 
     def close(self) -> None:
-        self.env.close()
+        if self._env is not None:
+            self._env.close()
