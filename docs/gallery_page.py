@@ -20,7 +20,7 @@ def write(path: Path) -> None:
              "view) under the straight-to-goal baseline, on the physical model "
              "(`dynamics=\"rigid_body\"`): every terrain family of `OffroadTraverse-v1` at "
              "levels 0, 5 and 9 (`terrain.level_spec` states each level in physical terms), "
-             "and a 40 m window of the shipped SRTM DEM. `python docs/gifs.py` makes them; "
+             "and the physical model on the shipped SRTM DEM (a 12-m view that follows the vehicle). `python docs/gifs.py` makes them; "
              "a GIF whose episode or frame would differ today is marked stale.", ""]
     stale = []
     for fam in gifs.FAMILIES:

@@ -146,7 +146,7 @@ def _env(settings: dict):
         env = gym.make("offroad_env/OffroadNav-v1", terrain=offroad_env.data_file(
             "srtm1_n37w123_crop401.tif"), dynamics="rigid_body", max_speed=3.0,
             task=offroad_env.TaskConfig(goal_distance=(30.0, 60.0), spawn_margin=50.0),
-            render_window=40.0, **view)
+            render_window=12.0, **view)
     if settings["kind"] == "card" and "goal" not in dict(
             (n, 0) for n, *_ in env.unwrapped.obs_layout):
         def policy(obs):  # the velocity task: a steady curve
