@@ -20,8 +20,9 @@ def write(path: Path) -> None:
              "view) under the straight-to-goal baseline, on the physical model "
              "(`dynamics=\"rigid_body\"`): every terrain family of `OffroadTraverse-v1` at "
              "levels 0, 5 and 9 (`terrain.level_spec` states each level in physical terms), "
-             "and the physical model on the shipped SRTM DEM (a 12-m view that follows the vehicle). `python docs/gifs.py` makes them; "
-             "a GIF whose episode or frame would differ today is marked stale.", ""]
+             "and on the shipped SRTM DEM (views of 10-12 m that follow the vehicle). "
+             "`python docs/gifs.py` makes them; a GIF whose episode or frame would differ "
+             "today is marked stale.", ""]
     stale = []
     for fam in gifs.FAMILIES:
         lines += [f"## {fam}", "", "| level 0 | level 5 | level 9 |", "|---|---|---|"]
