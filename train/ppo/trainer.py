@@ -21,6 +21,7 @@ Checkpoints hold only tensors and plain Python values and are loaded with
 from __future__ import annotations
 
 import argparse
+import atexit
 import dataclasses
 import importlib.util
 import json
@@ -90,8 +91,10 @@ def start_warmup(cfg: PPOConfig, out: Path, num_envs: int, device, limit, allow_
     path = out / "warmup.json"
     path.write_text(json.dumps(spec, indent=1) + "\n")
     log = open(out / "warmup.log", "w")
-    return subprocess.Popen([sys.executable, "-m", "train.ppo.warmup", str(path)],
+    proc = subprocess.Popen([sys.executable, "-m", "train.ppo.warmup", str(path)],
                             stdout=log, stderr=subprocess.STDOUT)
+    atexit.register(proc.kill)  # a run that stops (an error, ^C) leaves no compile behind
+    return proc
 
 
 def switch_compiled(env, warming, bar) -> None:
