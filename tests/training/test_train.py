@@ -673,6 +673,9 @@ def test_the_warm_up_rebuilds_the_runs_env_and_calls_every_compiled_function(tmp
     calls = []
     monkeypatch.setattr(simulator, "compile_fn",
                         lambda fn, **kw: lambda *a: calls.append(fn.__name__) or fn(*a))
+    real = envconfig.env_kwargs  # a suite's spec also gives its time limit, as here
+    monkeypatch.setattr(envconfig, "env_kwargs",
+                        lambda *a, **k: {**real(*a, **k), "max_episode_steps": 20})
     cfg = _smoke_cfg(tmp_path, compile_env=True, compile_after=1)
     spec = {"env_id": cfg.env_id, "env": cfg.env, "base": str(tmp_path), "allow_modules": [],
             "num_envs": 8, "device": "cpu", "limit": 20, "seed": 1,

@@ -31,6 +31,7 @@ def warm(spec: dict) -> None:
     torch.set_num_threads(1)  # the run trains on the other threads meanwhile
     kw = spec_kwargs(spec["env_id"], spec["env"], Path(spec["base"]),
                      tuple(spec["allow_modules"]))
+    kw.pop("max_episode_steps", None)  # a suite's: the run's own limit is spec["limit"]
     kw["compile"] = True
     env = make_vec_env(spec["env_id"], spec["num_envs"], spec["device"], spec["limit"], **kw)
     if spec["curriculum_init_level"] is not None:
