@@ -86,7 +86,7 @@ def start_warmup(cfg: PPOConfig, out: Path, num_envs: int, device, limit, allow_
         return None
     spec = {"env_id": cfg.env_id, "env": config_to_plain(cfg)["env"], "base": str(out),
             "allow_modules": list(allow_modules), "num_envs": num_envs, "device": str(device),
-            "limit": limit, "seed": cfg.seed,
+            "limit": limit, "seed": cfg.seed, "threads": torch.get_num_threads(),
             "curriculum_init_level": cfg.curriculum_init_level if cfg.curriculum else None}
     path = out / "warmup.json"
     path.write_text(json.dumps(spec, indent=1) + "\n")

@@ -28,7 +28,9 @@ def warm(spec: dict) -> None:
     from train.common.envconfig import env_kwargs as spec_kwargs
     from train.ppo.trainer import make_vec_env
 
-    torch.set_num_threads(1)  # the run trains on the other threads meanwhile
+    # the run's thread count: inductor writes it into the kernels it makes (and into the cache
+    # key), so a compile on other threads would not be the run's
+    torch.set_num_threads(int(spec.get("threads") or torch.get_num_threads()))
     kw = spec_kwargs(spec["env_id"], spec["env"], Path(spec["base"]),
                      tuple(spec["allow_modules"]))
     kw.pop("max_episode_steps", None)  # a suite's: the run's own limit is spec["limit"]
