@@ -54,6 +54,7 @@ def first_iteration(args: list[str], cold: bool, timeout_s: float) -> dict:
                         break  # compiled from the first iteration, or never
                 if "the compiled step from here on" in line:
                     switched = True
+                    out["switch"] = line.strip().removeprefix("train.ppo: ")
                 elif switched and line.startswith("iter "):
                     out["first_compiled_iteration_done_s"] = round(now, 1)
                     break
@@ -92,6 +93,8 @@ def main(argv=None) -> int:
               f"{r.get('first_iteration_s', '-')} | {r.get('first_iteration_done_s', '-')}"
               f"{' (timed out)' if 'timed_out_s' in r else ''} | "
               f"{r.get('first_compiled_iteration_done_s', '-')} |", flush=True)
+        if "switch" in r:
+            print(f"  ({case}: {r['switch']})", flush=True)
     return 0
 
 
