@@ -78,7 +78,7 @@ class SimulatorSeams:
     def use_compiled(self, on: bool = True) -> None:
         """Run the step ``torch.compile``d (``on``) or eager from now on, as ``compile=`` at
         construction would (the compile happens at the next step): training starts eager and
-        switches once a compile made elsewhere has warmed the cache."""
+        switches at a fixed iteration (``train.ppo --compile-after``)."""
         self.sim.use_compiled(on)
 
     @property

@@ -647,41 +647,19 @@ def test_a_late_compile_switches_at_its_iteration_and_changes_nothing_else(tmp_p
     seen = []
     real = ppo.switch_compiled
 
-    def spy(env, warming, bar):
+    def spy(env, bar):
         seen.append((len(list(csv.DictReader(open(tmp_path / "late" / "progress.csv")))),
-                     warming, env.unwrapped.sim.compiled))
-        real(env, warming, bar)
+                     env.unwrapped.sim.compiled))
+        real(env, bar)
         seen.append(env.unwrapped.sim.compiled)
     monkeypatch.setattr(ppo, "switch_compiled", spy)
-    # keywords of the caller's own: no warm-up process (the compile happens in the run)
     ppo.train(_smoke_cfg(tmp_path / "late", total_steps=16 * 8 * 3, compile_env=True,
-                         compile_after=2), env_kwargs={"max_speed": 1.0})
-    ppo.train(_smoke_cfg(tmp_path / "eager", total_steps=16 * 8 * 3), env_kwargs={"max_speed": 1.0})
-    assert seen == [(2, None, False), True]  # after two iterations, before the third
+                         compile_after=2))
+    ppo.train(_smoke_cfg(tmp_path / "eager", total_steps=16 * 8 * 3))
+    assert seen == [(2, False), True]  # after two iterations, before the third
     a = torch.load(tmp_path / "late" / "checkpoint.pt", weights_only=True)["model"]
     b = torch.load(tmp_path / "eager" / "checkpoint.pt", weights_only=True)["model"]
     assert all(torch.equal(a[k], b[k]) for k in a)
-
-
-def test_the_warm_up_rebuilds_the_runs_env_and_calls_every_compiled_function(tmp_path,
-                                                                             monkeypatch):
-    """:mod:`train.ppo.warmup` builds the env the run recorded, steps it and places reset rows
-    again: both compiled functions are called (here counted, the compile made the identity)."""
-    import offroad_env.sim.simulator as simulator
-    from train.ppo.warmup import warm
-
-    calls = []
-    monkeypatch.setattr(simulator, "compile_fn",
-                        lambda fn, **kw: lambda *a: calls.append(fn.__name__) or fn(*a))
-    real = envconfig.env_kwargs  # a suite's spec also gives its time limit, as here
-    monkeypatch.setattr(envconfig, "env_kwargs",
-                        lambda *a, **k: {**real(*a, **k), "max_episode_steps": 20})
-    cfg = _smoke_cfg(tmp_path, compile_env=True, compile_after=1)
-    spec = {"env_id": cfg.env_id, "env": cfg.env, "base": str(tmp_path), "allow_modules": [],
-            "num_envs": 8, "device": "cpu", "limit": 20, "seed": 1,
-            "curriculum_init_level": None}
-    warm(spec)
-    assert "_advance" in calls and "_place_cold" in calls
 
 
 def test_compile_after_is_checked():

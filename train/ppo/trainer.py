@@ -21,12 +21,10 @@ Checkpoints hold only tensors and plain Python values and are loaded with
 from __future__ import annotations
 
 import argparse
-import atexit
 import dataclasses
 import importlib.util
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -35,7 +33,7 @@ import gymnasium as gym
 import torch
 
 import offroad_env  # noqa: F401  (registers the ids)
-from offroad_env.core.devices import configure_threads
+from offroad_env.core.devices import compile_cache_dir, configure_threads
 from offroad_env.task.terms import terms_to_plain
 from wrappers import TerrainCurriculum
 
@@ -77,36 +75,12 @@ def make_vec_env(env_id: str, num_envs: int, device="cpu", max_episode_steps=Non
                         **kwargs)
 
 
-def start_warmup(cfg: PPOConfig, out: Path, num_envs: int, device, limit, allow_modules,
-                 given: dict):
-    """Start :mod:`train.ppo.warmup` on this run's env (rebuilt from ``out``'s recorded spec);
-    the process, or None where the caller passed env keywords of their own in Python (the
-    warm-up could not rebuild that env: the compile then happens in the run)."""
-    if given:
-        return None
-    spec = {"env_id": cfg.env_id, "env": config_to_plain(cfg)["env"], "base": str(out),
-            "allow_modules": list(allow_modules), "num_envs": num_envs, "device": str(device),
-            "limit": limit, "seed": cfg.seed, "threads": torch.get_num_threads(),
-            "curriculum_init_level": cfg.curriculum_init_level if cfg.curriculum else None}
-    path = out / "warmup.json"
-    path.write_text(json.dumps(spec, indent=1) + "\n")
-    log = open(out / "warmup.log", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "train.ppo.warmup", str(path)],
-                            stdout=log, stderr=subprocess.STDOUT)
-    atexit.register(proc.kill)  # a run that stops (an error, ^C) leaves no compile behind
-    return proc
-
-
-def switch_compiled(env, warming, bar) -> None:
-    """Wait for the warm-up process (if any) and switch ``env`` to its compiled step."""
-    t = time.perf_counter()
-    rc = None if warming is None else warming.wait()
+def switch_compiled(env, bar) -> None:
+    """Switch ``env`` to its compiled step (the compile happens at its next step)."""
     env.unwrapped.use_compiled(True)
     if bar is not None:
-        how = ("" if warming is None else f" (waited {time.perf_counter() - t:.0f} s for the "
-               f"warm-up)" if rc == 0 else f" (the warm-up failed, rc {rc}: see warmup.log; "
-               f"the compile happens here)")
-        bar.write(f"train.ppo: the compiled step from here on{how}")
+        bar.write("train.ppo: the compiled step from here on (this iteration waits for its "
+                  "compile)")
 
 
 def train(cfg: PPOConfig, resume: str | None = None, force: bool = False,
@@ -149,8 +123,8 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs, allow_modules=(
     device = torch.device(ddp.device)
     W, rank = ddp.world, ddp.rank
     resume_base = None if resume is None else Path(resume).parent  # its inputs/ copies
-    given = dict(env_kwargs or {})  # the caller's own keywords (a warm-up cannot rebuild them)
-    env_kwargs = {**spec_kwargs(cfg.env_id, cfg.env, resume_base, allow_modules), **given}
+    env_kwargs = {**spec_kwargs(cfg.env_id, cfg.env, resume_base, allow_modules),
+                  **(env_kwargs or {})}
     compile_env = env_kwargs.get("compile", False) or cfg.compile_env
     late = compile_env and cfg.compile_after > 0  # eager first, compiled from an iteration on
     env_kwargs["compile"] = compile_env and not late
@@ -233,13 +207,11 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs, allow_modules=(
     notice = compile_notice(compile_env and not late, cfg.compile_policy) if ddp.main else None
     if notice:
         bar.write(notice)
-    switch_at, warming = (start_iteration + cfg.compile_after, None) if late else (None, None)
+    switch_at = start_iteration + cfg.compile_after if late else None
     if late and ddp.main:
-        warming = start_warmup(cfg, out, N, device, limit, allow_modules, given)
-        bar.write(f"train.ppo: the first {cfg.compile_after} iterations run the eager step "
-                  f"while " + ("another process compiles it" if warming else
-                               "(your own env keywords: the compile happens here, then)")
-                  + f"; from iteration {switch_at + 1} on, the compiled step")
+        bar.write(f"train.ppo: the first {cfg.compile_after} iterations run the eager step; "
+                  f"iteration {switch_at + 1} compiles it (minutes on a cold cache, seconds on "
+                  f"a warm one; the cache is {compile_cache_dir()})")
     t_start = time.perf_counter()
     summary, summary_best = {}, {}
     if validation is not None and own_run and state.get("best"):  # go on from the run's best
@@ -249,7 +221,7 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs, allow_modules=(
     iteration = start_iteration
     for iteration in range(start_iteration, n_iter):
         if iteration == switch_at:  # the compiled step takes over (a fixed iteration)
-            switch_compiled(env, warming, bar if ddp.main else None)
+            switch_compiled(env, bar if ddp.main else None)
         if cfg.anneal_lr:
             frac = 1.0 - iteration / n_iter
             optimizer.param_groups[0]["lr"] = frac * cfg.learning_rate
@@ -317,9 +289,6 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs, allow_modules=(
             break
     ddp.check_same(list(agent.parameters()) + list(agent.buffers()))
     bar.close()
-    if warming is not None and warming.poll() is None:  # a run shorter than the eager start
-        warming.kill()
-        warming.wait()
     env.close()
     if validation is not None:
         validation.close()
