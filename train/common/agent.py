@@ -66,11 +66,20 @@ class Agent(nn.Module):
 
     The running observation mean and variance are buffers of the module, so a checkpoint carries
     them. Shapes: observations ``(B, obs_dim)``, actions ``(B, act_dim)``.
+
+    With ``critic_dim`` > 0 the critic is *asymmetric*: it also reads ``critic_dim`` privileged
+    columns appended after the observation (``(B, obs_dim + critic_dim)``, e.g.
+    :class:`train.ppo.privileged.CriticInputs`), which the actor never sees: every actor method
+    takes either width and reads the first ``obs_dim`` columns, so a policy acts from the
+    observation alone. The running moments cover all the columns.
     """
 
     def __init__(self, obs_dim: int, act_dim: int, hidden=(128, 128), init_log_std=-0.5,
-                 action_map: str = "direct", goal_col: int | None = None):
+                 action_map: str = "direct", goal_col: int | None = None, critic_dim: int = 0):
         super().__init__()
+        if int(critic_dim) != critic_dim or critic_dim < 0:
+            raise ValueError(f"critic_dim must be an int >= 0, got {critic_dim!r}")
+        self.obs_dim, self.critic_dim = int(obs_dim), int(critic_dim)
         if action_map not in ACTION_MAPS or (action_map != "direct" and act_dim != 2):
             raise ValueError(f"action_map must be one of {ACTION_MAPS} ('twist' and 'residual' "
                              f"for 2 actions), got {action_map!r} with {act_dim} actions")
@@ -80,15 +89,23 @@ class Agent(nn.Module):
         self.action_map = action_map
         #: the raw observation's goal (x, y) columns start here (the "residual" map's input)
         self.goal_col = goal_col if action_map == "residual" else None
-        self.critic = _mlp(obs_dim, tuple(hidden), 1, 1.0)
+        self.critic = _mlp(obs_dim + critic_dim, tuple(hidden), 1, 1.0)
         self.actor_mean = _mlp(obs_dim, tuple(hidden), act_dim, 0.01)
         self.actor_log_std = nn.Parameter(torch.full((act_dim,), float(init_log_std)))
-        self.register_buffer("obs_mean", torch.zeros(obs_dim))
-        self.register_buffer("obs_var", torch.ones(obs_dim))
+        self.register_buffer("obs_mean", torch.zeros(obs_dim + critic_dim))
+        self.register_buffer("obs_var", torch.ones(obs_dim + critic_dim))
         self.register_buffer("obs_count", torch.tensor(1e-4))
 
     def normalize(self, obs: torch.Tensor) -> torch.Tensor:
-        return ((obs - self.obs_mean) / torch.sqrt(self.obs_var + 1e-8)).clamp(-10.0, 10.0)
+        """Normalised observations: ``(B, obs_dim)``, or ``(B, obs_dim + critic_dim)`` with the
+        critic's columns (each width with its own columns' moments)."""
+        d = obs.shape[-1]
+        if d not in (self.obs_dim, self.obs_dim + self.critic_dim):
+            raise ValueError(f"observations of {d} columns; this agent takes {self.obs_dim}"
+                             + (f" or {self.obs_dim + self.critic_dim} (with the critic's)"
+                                if self.critic_dim else ""))
+        mean, var = self.obs_mean[:d], self.obs_var[:d]
+        return ((obs - mean) / torch.sqrt(var + 1e-8)).clamp(-10.0, 10.0)
 
     @torch.no_grad()
     def update_obs_stats(self, obs: torch.Tensor) -> None:
@@ -109,14 +126,19 @@ class Agent(nn.Module):
         self.obs_count.copy_(total)
 
     def value(self, obs: torch.Tensor, normalized: bool = False) -> torch.Tensor:
-        """``(B,)`` values of observations ``(B, obs_dim)`` (passed through :meth:`normalize`
-        already when ``normalized``)."""
+        """``(B,)`` values of observations ``(B, obs_dim + critic_dim)`` (passed through
+        :meth:`normalize` already when ``normalized``)."""
+        if obs.shape[-1] != self.obs_dim + self.critic_dim:
+            raise ValueError(f"the critic reads {self.obs_dim + self.critic_dim} columns (the "
+                             f"observation's {self.obs_dim} and {self.critic_dim} privileged), "
+                             f"got {obs.shape[-1]}")
         return self.critic(obs if normalized else self.normalize(obs)).squeeze(-1)
 
     def mean(self, obs: torch.Tensor, normalized: bool = False) -> torch.Tensor:
         """The actor's mean ``(B, act_dim)`` of observations ``(B, obs_dim)`` (already
         normalised with ``normalized``)."""
-        mean = self.actor_mean(obs if normalized else self.normalize(obs))
+        z = obs if normalized else self.normalize(obs)
+        mean = self.actor_mean(z[..., :self.obs_dim])
         if self.action_map == "twist":
             mean = torch.tanh(mean)  # bounded (ACTION_MAPS)
         elif self.action_map == "residual":

@@ -38,7 +38,8 @@ def save_checkpoint(path: Path, agent: Agent, optimizer, cfg, layout, iteration:
         "optimizer": optimizer.state_dict() if optimizer is not None else None,
         "config": {**config_to_plain(cfg), "action_map": agent.action_map},  # the agent's own
         "obs_layout": layout,
-        "obs_dim": int(agent.obs_mean.numel()),
+        "obs_dim": int(agent.obs_dim),
+        "critic_dim": int(agent.critic_dim),
         "act_dim": int(agent.actor_log_std.numel()),
         "iteration": int(iteration),
         "global_step": int(global_step),
@@ -93,7 +94,8 @@ def load_checkpoint(path, env=None, device="cpu") -> tuple[Agent, dict]:
     try:
         goal_col = goal_column(state["obs_layout"]) if action_map == "residual" else None
         agent = Agent(state["obs_dim"], state["act_dim"], tuple(cfg["hidden"]),
-                      cfg["init_log_std"], action_map, goal_col).to(device)
+                      cfg["init_log_std"], action_map, goal_col,
+                      int(state.get("critic_dim", 0))).to(device)
     except ValueError as exc:
         raise CheckpointError(f"{path}: {exc}") from None
     try:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from offroad_env import check_device
 
 from train.common.agent import ACTION_MAPS
+from train.ppo.privileged import CRITIC_INPUTS
 
 __all__ = ["PPOConfig", "PRESETS", "preset_flags"]
 
@@ -123,6 +124,11 @@ class PPOConfig:
             ``val_return_mean``, and keep the best-scoring checkpoint as ``best.pt``. The time
             it takes counts in the run's time (``time_limit_s``).
         validate_episodes: the validation's episodes (one vector env, eager).
+        critic_inputs: what the critic reads besides the observation: ``"none"`` (the
+            observation alone) or ``"privileged"`` (an asymmetric critic: the true terrain
+            family and level, the ground on the straight line to the goal, the wheels' soil
+            state and the episode's elapsed time, :mod:`train.ppo.privileged`). The actor reads
+            the observation alone either way, so a policy acts on the env's observation.
     """
 
     env_id: str = "offroad_env/OffroadNav-v1"
@@ -164,6 +170,7 @@ class PPOConfig:
     action_map: str = "auto"
     validate_every: int = 0
     validate_episodes: int = 256
+    critic_inputs: str = "none"
 
     def __post_init__(self):
         ints = ("num_envs", "num_steps", "total_steps", "update_epochs", "num_minibatches",
@@ -200,6 +207,9 @@ class PPOConfig:
         if self.action_map not in ("auto",) + ACTION_MAPS:
             raise ValueError(f"action_map must be one of {('auto',) + ACTION_MAPS}, got "
                              f"{self.action_map!r}")
+        if self.critic_inputs not in CRITIC_INPUTS:
+            raise ValueError(f"critic_inputs must be one of {CRITIC_INPUTS}, got "
+                             f"{self.critic_inputs!r}")
         if not self.hidden or any(int(h) != h or h < 1 for h in self.hidden):
             raise ValueError(f"hidden must be a non-empty list of sizes >= 1, got {self.hidden!r}")
         object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))  # normalised

@@ -49,6 +49,7 @@ from train.common.logs import (EpisodeWindow, Progress, RunLog, compile_notice, 
                    notice_missing_extras, plot_learning_curve, summary_json)
 from train.planners.baselines import skid_steered
 from train.ppo.config import PRESETS, PPOConfig, preset_flags
+from train.ppo.privileged import WithCriticInputs
 from train.ppo.validation import Validation
 
 __all__ = ["PPOConfig", "PRESETS", "make_optimizer", "parse_args", "Agent", "check_env_id",
@@ -150,12 +151,21 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs, allow_modules=(
     if cfg.action_map == "auto":  # the run records the map it took
         cfg = dataclasses.replace(cfg, action_map="twist" if skid_steered(
             env.unwrapped.config) else "direct")
-    obs_dim = env.single_observation_space.shape[0]
+    obs_dim = env.single_observation_space.shape[0]  # the actor's
     act_dim = env.single_action_space.shape[0]
     layout = obs_layout(env)
+    critic_dim = 0
+    if cfg.critic_inputs == "privileged":  # observations carry the critic's columns after
+        env = WithCriticInputs(env)
+        critic_dim = env.inputs.dim
     start_iteration, global_step = 0, 0
     if resume is not None:
         agent, state = load_checkpoint(resume, env, device)
+        if agent.critic_dim != critic_dim:
+            raise ValueError(f"--resume {resume}: its critic reads {agent.critic_dim} "
+                             f"privileged columns, this run's --critic-inputs "
+                             f"{cfg.critic_inputs} gives {critic_dim}; pass the run's own "
+                             f"--critic-inputs")
         optimizer = make_optimizer(agent, cfg)
         if state.get("optimizer") is not None:
             optimizer.load_state_dict(state["optimizer"])
@@ -164,7 +174,7 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs, allow_modules=(
         state = {}
         goal_col = goal_column(layout) if cfg.action_map == "residual" else None
         agent = Agent(obs_dim, act_dim, cfg.hidden, cfg.init_log_std, cfg.action_map,
-                      goal_col).to(device)
+                      goal_col, critic_dim).to(device)
         optimizer = make_optimizer(agent, cfg)
     ddp.barrier()  # every rank has checked the folder before rank 0 writes into it
     log = None
@@ -183,7 +193,7 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs, allow_modules=(
         # at the first validation (not before the first training step)
         validation = Validation(cfg.env_id, env_kwargs, cfg.validate_episodes, limit, device)
     N, T = cfg.num_envs, cfg.num_steps
-    buf = RolloutBuffer.zeros(T, N, obs_dim, act_dim, device)
+    buf = RolloutBuffer.zeros(T, N, obs_dim + critic_dim, act_dim, device)
     passes = Passes.make(cfg.compile_policy)
     term_names = list(env.unwrapped.reward_terms)
 
