@@ -35,6 +35,7 @@ from offroad_env.core.devices import configure_threads
 from offroad_env.task.task import EndReason
 
 from train.common.checkpoint import CheckpointError, load_checkpoint
+from train.common.inputs import AgentPolicy
 from train.common.envconfig import check_env_id, env_kwargs
 from train.common.logs import notice_missing_extras
 from train.common.episodes import (EVAL_SEED, HELD_OUT_TERRAIN_SEED, evaluate, frame_strip,
@@ -194,7 +195,7 @@ def _main(args) -> int:
             agent, _ = load_checkpoint(args.checkpoint, probe)  # layout check against the env
             probe.close()
             agent.eval()
-            pol = lambda obs: agent.act(obs, deterministic=True)  # noqa: E731
+            pol = AgentPolicy(agent)  # its own inputs, if any, from the env evaluate makes
         else:
             pol = name
         results[name] = evaluate(pol, frames=(name == names[0]), progress=not args.no_progress,

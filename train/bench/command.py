@@ -101,14 +101,15 @@ def _policy(name: str, device, sampled: bool = False, seed: int = 0):
     if is_policy_name(name):
         return name, name
     from train.common.checkpoint import load_checkpoint
+    from train.common.inputs import policy_of
 
-    def make(env):
+    def make(env):  # the actor's own inputs, if any, computed from the suite's env
         agent, _ = load_checkpoint(name, env, device)  # the layout must be the suite env's
         agent.eval()
         if not sampled:
-            return lambda obs: agent.act(obs, deterministic=True)
+            return policy_of(agent, env)
         gen = torch.Generator(device).manual_seed(seed)  # each grid group from the start
-        return lambda obs: agent.act(obs, generator=gen)
+        return policy_of(agent, env, deterministic=False, generator=gen)
     if not Path(name).is_file():
         raise ValueError(f"policy {name!r} is neither one of {POLICIES} nor a checkpoint file")
     digest = hashlib.sha256(Path(name).read_bytes()).hexdigest()[:24]

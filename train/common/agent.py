@@ -67,16 +67,21 @@ class Agent(nn.Module):
     The running observation mean and variance are buffers of the module, so a checkpoint carries
     them. Shapes: observations ``(B, obs_dim)``, actions ``(B, act_dim)``.
 
-    With ``critic_dim`` > 0 the critic is *asymmetric*: it also reads ``critic_dim`` privileged
-    columns appended after the observation (``(B, obs_dim + critic_dim)``, e.g.
-    :class:`train.ppo.privileged.CriticInputs`), which the actor never sees: every actor method
-    takes either width and reads the first ``obs_dim`` columns, so a policy acts from the
-    observation alone. The running moments cover all the columns.
+    ``obs_dim`` is the actor's input: the env's observation, then the columns of the actor's
+    own inputs (``actor_inputs``, :data:`train.common.inputs.ACTOR_INPUTS`, which
+    :func:`train.common.inputs.policy_of` computes from the env). With ``critic_dim`` > 0 the
+    critic is *asymmetric*: it also reads ``critic_dim`` privileged columns after those (``(B,
+    obs_dim + critic_dim)``, :class:`train.common.inputs.CriticInputs`), which the actor never
+    sees: every actor method takes either width and reads the first ``obs_dim`` columns. The
+    running moments cover all the columns.
     """
 
     def __init__(self, obs_dim: int, act_dim: int, hidden=(128, 128), init_log_std=-0.5,
-                 action_map: str = "direct", goal_col: int | None = None, critic_dim: int = 0):
+                 action_map: str = "direct", goal_col: int | None = None, critic_dim: int = 0,
+                 actor_inputs: str = "none"):
         super().__init__()
+        #: the actor's own inputs after the env's observation (their name)
+        self.actor_inputs = actor_inputs
         if int(critic_dim) != critic_dim or critic_dim < 0:
             raise ValueError(f"critic_dim must be an int >= 0, got {critic_dim!r}")
         self.obs_dim, self.critic_dim = int(obs_dim), int(critic_dim)

@@ -95,7 +95,8 @@ def load_checkpoint(path, env=None, device="cpu") -> tuple[Agent, dict]:
         goal_col = goal_column(state["obs_layout"]) if action_map == "residual" else None
         agent = Agent(state["obs_dim"], state["act_dim"], tuple(cfg["hidden"]),
                       cfg["init_log_std"], action_map, goal_col,
-                      int(state.get("critic_dim", 0))).to(device)
+                      int(state.get("critic_dim", 0)),
+                      cfg.get("actor_inputs", "none")).to(device)
     except ValueError as exc:
         raise CheckpointError(f"{path}: {exc}") from None
     try:

@@ -32,7 +32,9 @@ def evaluate(policy, env_id: str, episodes: int = 256, seed: int = EVAL_SEED,
     """Run ``episodes`` episodes of ``policy`` (a function, or the string ``"random"`` or
     ``"heuristic"``) and return the statistics (see the module docstring).
 
-    ``policy(obs (M, D) tensor) -> actions (M, 2)``. ``frames``: also return the rgb_array
+    ``policy(obs (M, D) tensor) -> actions (M, 2)``, or an object whose ``bind(env)`` returns
+    one for the env made here (a trained agent with inputs of its own computed from the env:
+    :class:`train.common.inputs.AgentPolicy`). ``frames``: also return the rgb_array
     frames of episode 0 under ``"frames"``. ``progress``: a bar with its ETA on stderr over
     the episodes' steps (the run stops early once every episode ends).
     """
@@ -46,6 +48,8 @@ def evaluate(policy, env_id: str, episodes: int = 256, seed: int = EVAL_SEED,
                        render_mode="rgb_array" if frames else None, **kw)
     if isinstance(policy, str):
         policy = baseline(policy, env, seed)
+    elif hasattr(policy, "bind"):
+        policy = policy.bind(env)
     base = env.unwrapped
     M = episodes
     out, shots = run_episodes(env, policy, seed, frames, progress)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from offroad_env import check_device
 
 from train.common.agent import ACTION_MAPS
-from train.ppo.privileged import CRITIC_INPUTS
+from train.common.inputs import ACTOR_INPUTS, CRITIC_INPUTS
 
 __all__ = ["PPOConfig", "PRESETS", "preset_flags"]
 
@@ -124,11 +124,14 @@ class PPOConfig:
             ``val_return_mean``, and keep the best-scoring checkpoint as ``best.pt``. The time
             it takes counts in the run's time (``time_limit_s``).
         validate_episodes: the validation's episodes (one vector env, eager).
-        critic_inputs: what the critic reads besides the observation: ``"none"`` (the
-            observation alone) or ``"privileged"`` (an asymmetric critic: the true terrain
-            family and level, the ground on the straight line to the goal, the wheels' soil
-            state and the episode's elapsed time, :mod:`train.ppo.privileged`). The actor reads
-            the observation alone either way, so a policy acts on the env's observation.
+        actor_inputs: what the actor reads besides the env's observation: ``"none"`` or
+            ``"wide_scan"`` (a 6 x 4 m height scan at 0.5 m, 2 m ahead: an elevation map's,
+            :mod:`train.common.inputs`), which a trained policy computes from the env it runs
+            in (the bench, evaluate: :func:`train.common.inputs.policy_of`).
+        critic_inputs: what the critic reads besides the actor's inputs: ``"none"`` or
+            ``"privileged"`` (an asymmetric critic: the true terrain family and level, the
+            ground on the straight line to the goal, the wheels' soil state and the episode's
+            elapsed time, :mod:`train.common.inputs`). The actor never reads them.
     """
 
     env_id: str = "offroad_env/OffroadNav-v1"
@@ -170,6 +173,7 @@ class PPOConfig:
     action_map: str = "auto"
     validate_every: int = 0
     validate_episodes: int = 256
+    actor_inputs: str = "none"
     critic_inputs: str = "none"
 
     def __post_init__(self):
@@ -207,6 +211,9 @@ class PPOConfig:
         if self.action_map not in ("auto",) + ACTION_MAPS:
             raise ValueError(f"action_map must be one of {('auto',) + ACTION_MAPS}, got "
                              f"{self.action_map!r}")
+        if self.actor_inputs not in ACTOR_INPUTS:
+            raise ValueError(f"actor_inputs must be one of {ACTOR_INPUTS}, got "
+                             f"{self.actor_inputs!r}")
         if self.critic_inputs not in CRITIC_INPUTS:
             raise ValueError(f"critic_inputs must be one of {CRITIC_INPUTS}, got "
                              f"{self.critic_inputs!r}")

@@ -49,7 +49,7 @@ from train.common.logs import (EpisodeWindow, Progress, RunLog, compile_notice, 
                    notice_missing_extras, plot_learning_curve, summary_json)
 from train.planners.baselines import skid_steered
 from train.ppo.config import PRESETS, PPOConfig, preset_flags
-from train.ppo.privileged import WithCriticInputs
+from train.common.inputs import WithInputs, actor_sources, critic_sources
 from train.ppo.validation import Validation
 
 __all__ = ["PPOConfig", "PRESETS", "make_optimizer", "parse_args", "Agent", "check_env_id",
@@ -151,21 +151,23 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs, allow_modules=(
     if cfg.action_map == "auto":  # the run records the map it took
         cfg = dataclasses.replace(cfg, action_map="twist" if skid_steered(
             env.unwrapped.config) else "direct")
-    obs_dim = env.single_observation_space.shape[0]  # the actor's
     act_dim = env.single_action_space.shape[0]
     layout = obs_layout(env)
-    critic_dim = 0
-    if cfg.critic_inputs == "privileged":  # observations carry the critic's columns after
-        env = WithCriticInputs(env)
-        critic_dim = env.inputs.dim
+    # the actor's own inputs and the critic's privileged ones, after the env's observation
+    sensors, privileged = actor_sources(cfg.actor_inputs, env), critic_sources(cfg.critic_inputs,
+                                                                               env)
+    obs_dim = env.single_observation_space.shape[0] + sum(s.dim for s in sensors)  # the actor's
+    critic_dim = sum(s.dim for s in privileged)
+    if sensors or privileged:
+        env = WithInputs(env, sensors + privileged)
     start_iteration, global_step = 0, 0
     if resume is not None:
         agent, state = load_checkpoint(resume, env, device)
-        if agent.critic_dim != critic_dim:
-            raise ValueError(f"--resume {resume}: its critic reads {agent.critic_dim} "
-                             f"privileged columns, this run's --critic-inputs "
-                             f"{cfg.critic_inputs} gives {critic_dim}; pass the run's own "
-                             f"--critic-inputs")
+        if (agent.obs_dim, agent.critic_dim) != (obs_dim, critic_dim):
+            raise ValueError(f"--resume {resume}: its actor and critic read {agent.obs_dim} "
+                             f"and {agent.critic_dim} more columns; this run's --actor-inputs "
+                             f"{cfg.actor_inputs} and --critic-inputs {cfg.critic_inputs} give "
+                             f"{obs_dim} and {critic_dim}: pass the run's own")
         optimizer = make_optimizer(agent, cfg)
         if state.get("optimizer") is not None:
             optimizer.load_state_dict(state["optimizer"])
@@ -174,7 +176,7 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs, allow_modules=(
         state = {}
         goal_col = goal_column(layout) if cfg.action_map == "residual" else None
         agent = Agent(obs_dim, act_dim, cfg.hidden, cfg.init_log_std, cfg.action_map,
-                      goal_col, critic_dim).to(device)
+                      goal_col, critic_dim, cfg.actor_inputs).to(device)
         optimizer = make_optimizer(agent, cfg)
     ddp.barrier()  # every rank has checked the folder before rank 0 writes into it
     log = None

@@ -14,6 +14,7 @@ import torch
 
 from offroad_env.task.task import EndReason
 
+from train.common.inputs import policy_of
 from train.common.episodes import EVAL_SEED, HELD_OUT_TERRAIN_SEED, run_episodes
 
 __all__ = ["Validation", "HELD_OUT_TERRAIN_SEED", "VALIDATION_SEED"]
@@ -58,8 +59,7 @@ class Validation:
         was_training = agent.training
         agent.eval()
         try:
-            out, _ = run_episodes(self.env, lambda o: agent.act(o, deterministic=True),
-                                  VALIDATION_SEED)
+            out, _ = run_episodes(self.env, policy_of(agent, self.env), VALIDATION_SEED)
         finally:
             agent.train(was_training)
         success = (out.reason == int(EndReason.GOAL_REACHED)).double().mean()

@@ -1,7 +1,8 @@
-"""The asymmetric critic (``--critic-inputs privileged``): its columns read the true state and
-map (checked against a plane's closed form and the curriculum's own record of families and
-levels), the actor never sees them, and a run trained with them benches on the suite's
-observation alone."""
+"""An agent's inputs besides the observation (:mod:`train.common.inputs`): the actor's wide scan
+(``--actor-inputs wide_scan``) and the asymmetric critic's privileged columns (``--critic-inputs
+privileged``). Their columns read the true state and map (checked against a plane's closed form
+and the curriculum's own record of families and levels), the actor never sees the critic's, and
+a run trained with them benches and evaluates on the suite's own observation."""
 
 import json
 
@@ -15,7 +16,9 @@ from offroad_env import OffroadVectorEnv
 from train import bench, ppo
 from train.common.agent import Agent
 from train.common.checkpoint import load_checkpoint
-from train.ppo.privileged import CORRIDOR_POINTS, CriticInputs, WithCriticInputs
+from train import evaluate
+from train.common.inputs import (CORRIDOR_POINTS, WIDE_SCAN, CriticInputs, WideScan,
+                                 WithInputs)
 
 from test_suite_training import TINY, _write  # the same tiny suite
 
@@ -73,17 +76,42 @@ def test_the_family_and_level_columns_are_the_curriculums(tmp_path):
     assert torch.allclose(cols[:, F], env.levels.float() / (TINY.num_levels - 1))
 
 
+def test_the_wide_scan_reads_a_plane_on_its_grid():
+    slope = 0.05
+    env = _plane_env(slope)
+    scan = WideScan(env)
+    nx, ny = WIDE_SCAN.shape
+    assert (nx, ny) == (13, 9) and scan.dim == 117
+    env.reset(seed=2)
+    for _ in range(5):
+        env.step(torch.tensor([[0.5, -0.3]] * 3))
+    cols = scan()
+    v = env.state_view()
+    # grid point (i, j) lies f_i ahead and l_j left of base_link, yaw-aligned; on z = slope x
+    # its height relative to base_link is slope * x - z_base
+    f = 2.0 + (torch.arange(nx, dtype=torch.float64) - 6) * 0.5
+    lft = (torch.arange(ny, dtype=torch.float64) - 4) * 0.5
+    F, Lf = (g.reshape(1, -1) for g in torch.meshgrid(f, lft, indexing="ij"))
+    yaw = v.yaw.double()[:, None]
+    x = v.base_position_w[:, :1] + torch.cos(yaw) * F - torch.sin(yaw) * Lf
+    want = slope * x - v.base_position_w[:, 2:3]
+    assert torch.allclose(cols.double(), want, atol=1e-5)
+    assert float(want.max() - want.min()) > 0.2  # the plane shows across the grid
+
+
 def test_the_wrapper_appends_the_columns_and_a_finished_episode_keeps_its_last_ones():
-    env = WithCriticInputs(_plane_env(n=2))
+    base = _plane_env(n=2)
+    inputs = CriticInputs(base)
+    env = WithInputs(base, [inputs])
     D = env.single_observation_space.shape[0]  # the actor's: the space is the env's
     obs, _ = env.reset(seed=0)
-    assert obs.shape == (2, D + env.inputs.dim)
-    assert torch.equal(obs[:, D:], env.inputs())
+    assert obs.shape == (2, D + inputs.dim) and env.dim == inputs.dim
+    assert torch.equal(obs[:, D:], inputs())
     for _ in range(40):
-        before = env.inputs()
+        before = inputs()
         obs, _, term, trunc, info = env.step(torch.tensor([[0.0, 0.0]] * 2))
     assert bool(trunc.all())  # the step limit, 40
-    assert torch.equal(obs[:, D:], env.inputs())  # the new episodes'
+    assert torch.equal(obs[:, D:], inputs())  # the new episodes'
     assert float(obs[0, -1]) == 0.0
     # the finished episodes' final columns are those of the state a step before their end
     assert torch.equal(info["final_obs"][:, D:], before)
@@ -115,29 +143,41 @@ def test_the_actor_never_reads_the_critics_columns():
         "obs_mean": (D,), "obs_var": (D,), "obs_count": ()}
 
 
-def test_a_run_with_the_privileged_critic_benches_on_the_suites_observation(tmp_path):
+@pytest.mark.parametrize("inputs", [["--critic-inputs", "privileged"],
+                                    ["--actor-inputs", "wide_scan"]])
+def test_a_run_with_its_own_inputs_benches_and_evaluates_on_the_suites_observation(tmp_path,
+                                                                                  inputs):
     path = _write(TINY, tmp_path / "tiny.json")
     out = tmp_path / "run"
     args = ["--suite", path, "--out", str(out), "--num-envs", "8", "--num-steps", "8",
             "--total-steps", "128", "--num-minibatches", "2", "--hidden", "8",
             "--no-compile-env", "--curriculum-init-level", "1", "--validate-every", "0",
-            "--no-progress", "--no-tensorboard", "--critic-inputs", "privileged"]
+            "--no-progress", "--no-tensorboard"] + inputs
     assert ppo.main(args) == 0
     plain = json.loads((out / "config.json").read_text())
-    assert plain["critic_inputs"] == "privileged"
+    assert plain[inputs[0][2:].replace("-", "_")] == inputs[1]
     agent, state = load_checkpoint(out / "checkpoint.pt")
     F = len(TINY.families)
-    assert state["critic_dim"] == agent.critic_dim == F + 1 + CORRIDOR_POINTS + 2 * 4 + 1
-    assert state["obs_dim"] == len(agent.obs_mean) - agent.critic_dim
+    suite_obs = sum(t[2] - t[1] for t in state["obs_layout"])
+    if inputs[1] == "privileged":
+        assert state["critic_dim"] == agent.critic_dim == F + 1 + CORRIDOR_POINTS + 2 * 4 + 1
+        assert state["obs_dim"] == suite_obs
+    else:
+        assert state["critic_dim"] == 0 and agent.actor_inputs == "wide_scan"
+        assert state["obs_dim"] == suite_obs + 117
     # the policy acts on the suite's observation, which has no privileged columns
     assert bench.main(["--suite", path, "--policy", f"ppo={out / 'checkpoint.pt'}",
                        "--out", str(tmp_path / "b"), "--no-progress"]) == 0
     res = json.loads((tmp_path / "b" / "bench.json").read_text())
     assert res["ppo"]["tasks"] == TINY.num_tasks
-    # a resumed run goes on with the same critic, and refuses another
+    assert evaluate.main([str(out / "checkpoint.pt"), "--episodes", "2", "--out",
+                          str(tmp_path / "ev"), "--no-progress"]) == 0
+    # a resumed run goes on with the same inputs, and refuses others
     more = [a if a != "128" else "256" for a in args]
     assert ppo.main(more + ["--resume", str(out / "checkpoint.pt")]) == 0
-    assert ppo.main([a for a in more if a not in ("--critic-inputs", "privileged")]
+    assert ppo.main([a for a in more if a not in inputs]
                     + ["--resume", str(out / "checkpoint.pt")]) == 2
     with pytest.raises(ValueError, match="critic_inputs must be one of"):
         ppo.PPOConfig(critic_inputs="teacher")
+    with pytest.raises(ValueError, match="actor_inputs must be one of"):
+        ppo.PPOConfig(actor_inputs="lidar")
