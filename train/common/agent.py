@@ -135,7 +135,7 @@ class Agent(nn.Module):
         :meth:`normalize` already when ``normalized``)."""
         if obs.shape[-1] != self.obs_dim + self.critic_dim:
             raise ValueError(f"the critic reads {self.obs_dim + self.critic_dim} columns (the "
-                             f"observation's {self.obs_dim} and {self.critic_dim} privileged), "
+                             f"actor's {self.obs_dim} and {self.critic_dim} privileged), "
                              f"got {obs.shape[-1]}")
         return self.critic(obs if normalized else self.normalize(obs)).squeeze(-1)
 

@@ -164,8 +164,8 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs, allow_modules=(
     if resume is not None:
         agent, state = load_checkpoint(resume, env, device)
         if (agent.obs_dim, agent.critic_dim) != (obs_dim, critic_dim):
-            raise ValueError(f"--resume {resume}: its actor and critic read {agent.obs_dim} "
-                             f"and {agent.critic_dim} more columns; this run's --actor-inputs "
+            raise ValueError(f"--resume {resume}: its actor reads {agent.obs_dim} columns and "
+                             f"its critic {agent.critic_dim} more; this run's --actor-inputs "
                              f"{cfg.actor_inputs} and --critic-inputs {cfg.critic_inputs} give "
                              f"{obs_dim} and {critic_dim}: pass the run's own")
         optimizer = make_optimizer(agent, cfg)
