@@ -275,12 +275,17 @@ class PathPolicy:
     it so); ``options``: :class:`PathConfig` fields. Privileged: reads the map and each row's
     pose and goal, from ``view`` (a :class:`~offroad_env.state_view.StateView`: the look-ahead
     passes its rows' own) or, without one, the env's ``state_view()``. Each map's cost and each
-    (map, goal) pair's field are computed once and kept."""
+    (map, goal) pair's field are computed once and kept. ``goal_in_sight``: steer at the goal
+    itself wherever a straight run there costs no more than the grid's path (on open ground
+    the straight line's turn, where the look-ahead's carrot on an 8-connected path may lie up
+    to 22.5 degrees off it; the teacher's labels, :mod:`train.ppo.teacher`); off for the
+    baseline, as measured."""
 
     reads_state = True
 
-    def __init__(self, env, to_action, **options):
+    def __init__(self, env, to_action, goal_in_sight: bool = False, **options):
         self.cfg = PathConfig(**options)
+        self.goal_in_sight = bool(goal_in_sight)
         self.env, self.to_action = env.unwrapped, to_action
         maps = self.maps = self.env.terrain
         p = self.env.config.dynamics_params or RigidBodyParams()
@@ -330,11 +335,21 @@ class PathPolicy:
         rc = self.cell_of(xy[:, 0], xy[:, 1])
         return self.fields.data[fi, rc[:, 0], rc[:, 1]].clamp(max=UNREACHABLE)
 
+    @property
+    def num_fields(self) -> int:
+        """How many (map, goal) fields are kept."""
+        return len(self.fields.where)
+
+    def drop_fields(self) -> None:
+        """Forget the kept fields; they are computed again as rows need them (a training run
+        draws new goals all the time: kept, every one would stay in memory)."""
+        self.fields = _Slots(self._fields)
+
     def _check_maps(self) -> None:
         """Start afresh where the env's maps were replaced (``set_terrain``)."""
         if self.env.terrain is not self.maps:
             to_action = self.to_action
-            self.__init__(self.env, to_action, **{f.name: getattr(self.cfg, f.name)
+            self.__init__(self.env, to_action, self.goal_in_sight, **{f.name: getattr(self.cfg, f.name)
                                                   for f in fields(self.cfg)})
 
     def __call__(self, obs: torch.Tensor, view=None) -> torch.Tensor:
@@ -364,6 +379,10 @@ class PathPolicy:
         k = torch.where(ok.any(1), k, torch.ones_like(k))
         tx = self.x0 + path[rows, k, 1].double() * self.sx
         ty = self.y0 + path[rows, k, 0].double() * self.sy
+        if self.goal_in_sight:  # the goal itself, where a straight run there costs no more
+            g = self.cell_of(goal[:, 0], goal[:, 1])
+            see = visible(cost, field, a_rc, g[:, None], (self.sx, self.sy), slack, ci, fi)[:, 0]
+            on = on & ~see
         tx = torch.where(~on, goal[:, 0], tx)
         ty = torch.where(~on, goal[:, 1], ty)
         bearing = torch.remainder(torch.atan2(ty - y, tx - x) - yaw + math.pi,

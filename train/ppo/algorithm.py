@@ -15,6 +15,7 @@ from offroad_env.core.devices import compile as compile_fn
 
 from train.common.agent import Agent
 from train.common.distributed import Dist
+from train.ppo.teacher import teacher_loss
 
 __all__ = ["RolloutBuffer", "RunningEpisodes", "Passes", "rollout", "update", "compute_gae",
            "bootstrap_truncated", "policy_heads", "ppo_loss"]
@@ -109,7 +110,8 @@ class Passes:
 class RolloutBuffer:
     """One rollout of T steps of N envs: observations ``(T, N, D)``, raw (unclipped) actions
     ``(T, N, A)``, their log-probabilities, rewards (bootstrapped at truncations), values and
-    done flags ``(T, N)``."""
+    done flags ``(T, N)``; with a teacher, its labels ``(T, M)`` of its M rows
+    (:mod:`train.ppo.teacher`)."""
 
     obs: torch.Tensor
     act: torch.Tensor
@@ -117,12 +119,15 @@ class RolloutBuffer:
     rew: torch.Tensor
     val: torch.Tensor
     done: torch.Tensor
+    teach: torch.Tensor | None = None
 
     @classmethod
-    def zeros(cls, T: int, N: int, obs_dim: int, act_dim: int, device) -> "RolloutBuffer":
+    def zeros(cls, T: int, N: int, obs_dim: int, act_dim: int, device,
+              teacher_rows: int = 0) -> "RolloutBuffer":
         f32 = dict(dtype=torch.float32, device=device)
         return cls(torch.zeros(T, N, obs_dim, **f32), torch.zeros(T, N, act_dim, **f32),
-                   *(torch.zeros(T, N, **f32) for _ in range(4)))
+                   *(torch.zeros(T, N, **f32) for _ in range(4)),
+                   torch.zeros(T, teacher_rows, **f32) if teacher_rows else None)
 
 
 @dataclasses.dataclass
@@ -143,9 +148,10 @@ class RunningEpisodes:
 
 
 def rollout(agent: Agent, env, obs: torch.Tensor, buf: RolloutBuffer, run: RunningEpisodes,
-            cfg, term_names: list[str], passes: Passes = Passes()):
+            cfg, term_names: list[str], passes: Passes = Passes(), teacher=None):
     """Fill ``buf`` with ``cfg.num_steps`` steps of ``agent`` in ``env`` from ``obs`` (the
-    forward pass ``passes.heads``).
+    forward pass ``passes.heads``), and ``buf.teach`` with ``teacher``'s labels where given
+    (:class:`train.ppo.teacher.PathTeacher`: its rows' labels of each step's state).
 
     Returns ``(next obs, ended, term_sums)``: ``ended`` one ``(done, counted, return, length,
     end_reason)`` tuple of ``(N,)`` tensors per step (kept as tensors: no host sync inside the
@@ -159,6 +165,8 @@ def rollout(agent: Agent, env, obs: torch.Tensor, buf: RolloutBuffer, run: Runni
             d = agent.distribution(None, mean=mean)
             raw = d.sample()
             logp = d.log_prob(raw).sum(-1)
+        if teacher is not None:
+            buf.teach[t] = teacher.labels(obs)
         next_obs, reward, terminated, truncated, info = env.step(agent.to_env(raw, obs))
         run.ret += reward
         run.length += 1
@@ -180,12 +188,16 @@ def rollout(agent: Agent, env, obs: torch.Tensor, buf: RolloutBuffer, run: Runni
 
 
 def update(agent: Agent, optimizer, buf: RolloutBuffer, next_obs: torch.Tensor,
-           cfg, ddp: Dist, passes: Passes = Passes()) -> tuple[dict, int]:
+           cfg, ddp: Dist, passes: Passes = Passes(), teacher_rows: torch.Tensor | None = None,
+           teacher_weight: float = 0.0) -> tuple[dict, int]:
     """The PPO update of one rollout: GAE, ``update_epochs`` passes of clipped-surrogate
     minibatch steps (``passes.loss``; gradients averaged over the ranks; early stop at
-    ``target_kl``), then the observation moments of every rank's batch. Returns ``(summed
-    stats, minibatch steps)``; the statistics stay on tensors until the update ends (one host
-    read, not one per minibatch)."""
+    ``target_kl``), then the observation moments of every rank's batch. With a teacher's
+    labels (``buf.teach`` of the envs ``teacher_rows``) and ``teacher_weight`` > 0, each step's
+    loss adds ``teacher_weight`` times :func:`train.ppo.teacher.teacher_loss` over all the
+    labelled samples (``stats["teacher_loss"]``: its mean). Returns ``(summed stats,
+    minibatch steps)``; the statistics stay on tensors until the update ends (one host read,
+    not one per minibatch)."""
     obs_dim, act_dim = buf.obs.shape[-1], buf.act.shape[-1]
     with torch.no_grad():
         adv = compute_gae(buf.rew, buf.val, buf.done, agent.value(next_obs), cfg.gamma,
@@ -197,6 +209,11 @@ def update(agent: Agent, optimizer, buf: RolloutBuffer, next_obs: torch.Tensor,
     b_logp, b_adv, b_ret, b_val = (x.reshape(-1) for x in (buf.logp, adv, ret, buf.val))
     mb = cfg.batch_size // cfg.num_minibatches
     sums = torch.zeros(len(STATS), dtype=torch.float64, device=b_obs.device)
+    teach = buf.teach is not None and teacher_weight > 0
+    if teach:
+        z_t = b_z.reshape(buf.obs.shape)[:, teacher_rows.to(b_z.device)].reshape(-1, obs_dim)
+        y_t = buf.teach.reshape(-1)
+        t_sum = torch.zeros((), dtype=torch.float64, device=b_obs.device)
     n_updates = 0
     for _ in range(cfg.update_epochs):
         perm = torch.randperm(cfg.batch_size, device=b_obs.device)
@@ -205,6 +222,10 @@ def update(agent: Agent, optimizer, buf: RolloutBuffer, next_obs: torch.Tensor,
             loss, st = passes.loss(agent, b_z[idx], b_act[idx], b_logp[idx], b_adv[idx],
                                    b_ret[idx], b_val[idx], cfg.clip_coef, cfg.clip_vloss,
                                    cfg.vf_coef, cfg.ent_coef)
+            if teach:
+                t_loss = teacher_loss(agent, z_t, y_t)
+                loss = loss + teacher_weight * t_loss
+                t_sum += t_loss.detach().double()
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             ddp.average_gradients(agent.parameters())  # identical steps on every rank
@@ -217,4 +238,7 @@ def update(agent: Agent, optimizer, buf: RolloutBuffer, next_obs: torch.Tensor,
     # the normalisation changes only between iterations (rollout and update saw the same);
     # every rank merges the moments of all ranks' batches
     agent.update_obs_moments(*ddp.batch_moments(b_obs))
-    return dict(zip(STATS, sums.tolist())), n_updates
+    stats = dict(zip(STATS, sums.tolist()))
+    if teach:
+        stats["teacher_loss"] = float(t_sum)
+    return stats, n_updates

@@ -10,6 +10,8 @@ from offroad_env import check_device
 
 from train.common.agent import ACTION_MAPS
 from train.common.inputs import ACTOR_INPUTS, CRITIC_INPUTS
+from train.planners.path import PathConfig, parse_options as parse_path_options
+from train.ppo.teacher import TEACHERS
 
 __all__ = ["PPOConfig", "PRESETS", "preset_flags"]
 
@@ -135,6 +137,13 @@ class PPOConfig:
             input is a preset's: one seed each of the ``--suite`` run scored 81.0 % (wide
             scan) and 84.6 % (privileged critic) on OffroadBench v2, against 86.0 and 83.9 %
             for two seeds without (BENCHMARKS.md, "Methods tried for the other half").
+        teacher: ``"none"`` or ``"path"``: the map planner labels the turn of ``teacher_rows``
+            envs at every step and the update regresses the actor's mean turn on the labels,
+            with a weight ``teacher_coef`` falling linearly to 0 at ``teacher_steps`` env steps
+            (:mod:`train.ppo.teacher`; privileged: training only; the actor reads only its
+            own inputs).
+        teacher_rows, teacher_coef, teacher_steps: as above.
+        teacher_options: the ``path`` baseline's options (``"lookahead=1.0,cell=0.2"``).
     """
 
     env_id: str = "offroad_env/OffroadNav-v1"
@@ -178,6 +187,11 @@ class PPOConfig:
     validate_episodes: int = 256
     actor_inputs: str = "none"
     critic_inputs: str = "none"
+    teacher: str = "none"
+    teacher_rows: int = 256
+    teacher_coef: float = 1.0
+    teacher_steps: int = 10_000_000
+    teacher_options: str = ""
 
     def __post_init__(self):
         ints = ("num_envs", "num_steps", "total_steps", "update_epochs", "num_minibatches",
@@ -220,6 +234,17 @@ class PPOConfig:
         if self.critic_inputs not in CRITIC_INPUTS:
             raise ValueError(f"critic_inputs must be one of {CRITIC_INPUTS}, got "
                              f"{self.critic_inputs!r}")
+        if self.teacher not in TEACHERS:
+            raise ValueError(f"teacher must be one of {TEACHERS}, got {self.teacher!r}")
+        for name in ("teacher_rows", "teacher_steps"):
+            v = getattr(self, name)
+            if int(v) != v or v < 1:
+                raise ValueError(f"{name} must be an int >= 1, got {v!r}")
+        if not (math.isfinite(self.teacher_coef) and self.teacher_coef >= 0):
+            raise ValueError(f"teacher_coef must be a finite number >= 0, got "
+                             f"{self.teacher_coef!r}")
+        if self.teacher != "none":  # the options read as the path baseline reads them
+            PathConfig(**parse_path_options(self.teacher_options))
         if not self.hidden or any(int(h) != h or h < 1 for h in self.hidden):
             raise ValueError(f"hidden must be a non-empty list of sizes >= 1, got {self.hidden!r}")
         object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))  # normalised

@@ -50,6 +50,7 @@ from train.common.logs import (EpisodeWindow, Progress, RunLog, compile_notice, 
 from train.planners.baselines import skid_steered
 from train.ppo.config import PRESETS, PPOConfig, preset_flags
 from train.common.inputs import WithInputs, actor_sources, critic_sources
+from train.ppo.teacher import make_teacher, teacher_weight
 from train.ppo.validation import Validation
 
 __all__ = ["PPOConfig", "PRESETS", "make_optimizer", "parse_args", "Agent", "check_env_id",
@@ -195,7 +196,9 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs, allow_modules=(
         # at the first validation (not before the first training step)
         validation = Validation(cfg.env_id, env_kwargs, cfg.validate_episodes, limit, device)
     N, T = cfg.num_envs, cfg.num_steps
-    buf = RolloutBuffer.zeros(T, N, obs_dim + critic_dim, act_dim, device)
+    teacher = make_teacher(cfg, env, agent)
+    buf = RolloutBuffer.zeros(T, N, obs_dim + critic_dim, act_dim, device,
+                              teacher.num_rows if teacher is not None else 0)
     passes = Passes.make(cfg.compile_policy)
     term_names = list(env.unwrapped.reward_terms)
 
@@ -238,11 +241,14 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs, allow_modules=(
             frac = 1.0 - iteration / n_iter
             optimizer.param_groups[0]["lr"] = frac * cfg.learning_rate
         t_roll = time.perf_counter()
+        weight = (teacher_weight(cfg.teacher_coef, cfg.teacher_steps, global_step)
+                  if teacher is not None else 0.0)
         obs, ended, term_sums = rollout(agent, env, obs, buf, episodes_now, cfg, term_names,
-                                          passes)
+                                          passes, teacher if weight > 0 else None)
         global_step += N * T * W
         rollout_s = time.perf_counter() - t_roll
-        stats, n_updates = update(agent, optimizer, buf, obs, cfg, ddp, passes)
+        stats, n_updates = update(agent, optimizer, buf, obs, cfg, ddp, passes,
+                                  teacher.rows if teacher is not None else None, weight)
 
         elapsed = time.perf_counter() - t_start
         iter_s = time.perf_counter() - t_roll  # the rollout and the update
@@ -279,6 +285,8 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs, allow_modules=(
             row[f"reward/{n}"] = v
         row.update({k: v / max(n_updates, 1) for k, v in stats.items()})
         row["lr"] = optimizer.param_groups[0]["lr"]
+        if teacher is not None:
+            row["teacher_weight"] = weight
         summary = row
         if log is not None:
             log.write(row)
