@@ -22,8 +22,8 @@ The student learns only what its inputs show: the suites' height scan reaches 2 
 1.6 m at 0.2 m, centred 0.8 m ahead), the teacher's carrot lies 2 m along its route and its detours begin
 wherever its cost-to-go says; ``--actor-inputs wide_scan`` shows 5 m ahead.
 
-Cost: the rows' cost-to-go fields (one SciPy Dijkstra per new goal, 10-25 ms on v2's grid) and
-their pure pursuit; the fields are dropped when more than ``max_fields`` are kept (a run draws
+Cost: each map's traversability, read every :data:`TEACHER_SAMPLE` m, once; the rows'
+cost-to-go fields (one SciPy Dijkstra per new goal) and their pure pursuit; the fields are dropped when more than ``max_fields`` are kept (a run draws
 new goals all the time).
 """
 
@@ -35,10 +35,14 @@ from train.common.agent import RESIDUAL_GAIN, Agent
 from train.planners.baselines import steer_at_goal
 from train.planners.path import PathPolicy, parse_options
 
-__all__ = ["TEACHERS", "PathTeacher", "teacher_loss", "teacher_weight", "make_teacher"]
+__all__ = ["TEACHERS", "TEACHER_SAMPLE", "PathTeacher", "teacher_loss", "teacher_weight", "make_teacher"]
 
 #: the values of ``PPOConfig.teacher``
 TEACHERS = ("none", "path")
+#: the spacing [m] the teacher's traversability reads the maps at unless its options say
+#: (``PathConfig.sample``): v2's and Verti-Bench's resolution; the ``--suite`` training grid
+#: is at 0.025 m, where every sample costs about 3 s a map (390 s for the maps 256 envs met)
+TEACHER_SAMPLE = 0.1
 
 
 class PathTeacher:
@@ -58,7 +62,8 @@ class PathTeacher:
         self.base, self.agent, self.max_fields = base, agent, int(max_fields)
         self.rows = torch.linspace(0, n - 1, rows).round().long().unique()
         self.policy = PathPolicy(base, lambda v, w: torch.stack((v, w), -1),
-                                 goal_in_sight=True, **parse_options(options))
+                                 goal_in_sight=True,
+                                 **{"sample": TEACHER_SAMPLE, **parse_options(options)})
 
     @property
     def num_rows(self) -> int:
