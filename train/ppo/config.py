@@ -143,7 +143,8 @@ class PPOConfig:
             (:mod:`train.ppo.teacher`; privileged: training only; the actor reads only its
             own inputs). Not a preset's: one seed each of the ``--suite`` run scored 85.3 %
             on OffroadBench v2 (with ``wide_scan``: 84.9 %, its best after 6.6 M steps),
-            level with the runs without (BENCHMARKS.md, "Methods tried for the other half").
+            level with the runs without, and 47.4 % on ``verti-bench-v1`` against 30.5-35.3 %
+            for three seeds without (BENCHMARKS.md, "Methods tried for the other half").
         teacher_rows, teacher_coef, teacher_steps: as above.
         teacher_options: the ``path`` baseline's options (``"lookahead=1.0,cell=0.2"``).
     """
