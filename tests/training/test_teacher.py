@@ -166,3 +166,23 @@ def test_a_run_with_the_teacher_trains_and_logs_its_weight(tmp_path):
     assert [float(r["teacher_weight"]) for r in rows] == [1.0, 0.5, 0.0, 0.0]
     loss = [r["teacher_loss"] for r in rows]
     assert all(float(x) >= 0 for x in loss[:2]) and loss[2:] == ["", ""]  # not computed at 0
+
+
+def test_the_traversability_read_every_kth_sample_keeps_a_planes_cost():
+    """``PathConfig.sample``: on a plane of slope 0.1 at 0.025 m, the cost read every 4th sample
+    (``sample=0.1``) is the full map's inside the map (a plane's slope is the same at any
+    spacing: ``1 + slope_weight (atan 0.1 / theta_max)^2`` per metre), on a grid of 0.1-m cells
+    (4 x round(0.15 / 0.1) samples, the ratio 1.4999...) where the full map's are 0.15 m (6)."""
+    from train.planners.path import PathConfig, traversability
+    env = _env(block=False)
+    x = np.arange(0.0, 8.0 + 1e-9, 0.025)
+    maps = terrain.HeightMap(0.1 * x[None, :] + 0.0 * x[:, None], 0.025, dtype=torch.float64)
+    full, s_full = traversability(maps, env.vehicle, 0.8, cfg=PathConfig())
+    coarse, s_coarse = traversability(maps, env.vehicle, 0.8, cfg=PathConfig(sample=0.1))
+    assert (s_full, s_coarse) == (6, 4)
+    assert coarse.shape[-1] == math.ceil(x.size / 4)
+    inner_full = full[0, 8:-8, 8:-8]
+    inner_coarse = coarse[0, 12:-12, 12:-12]
+    assert torch.allclose(inner_full, inner_full[0, 0]) and torch.allclose(inner_coarse,
+                                                                          inner_full[0, 0])
+    assert 1.0 < float(inner_full[0, 0]) < 3.0

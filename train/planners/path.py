@@ -366,8 +366,8 @@ class PathPolicy:
         """Start afresh where the env's maps were replaced (``set_terrain``)."""
         if self.env.terrain is not self.maps:
             to_action = self.to_action
-            self.__init__(self.env, to_action, self.goal_in_sight, **{f.name: getattr(self.cfg, f.name)
-                                                  for f in fields(self.cfg)})
+            self.__init__(self.env, to_action, self.goal_in_sight,
+                          **{f.name: getattr(self.cfg, f.name) for f in fields(self.cfg)})
 
     def __call__(self, obs: torch.Tensor, view=None) -> torch.Tensor:
         cfg = self.cfg
