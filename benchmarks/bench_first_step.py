@@ -13,6 +13,7 @@ while another process compiles, ``--compile-after``), ``compiled-first`` (``--co
 
     python benchmarks/bench_first_step.py                      # cold: the three cases
     python benchmarks/bench_first_step.py --warm --cases compiled
+    python benchmarks/bench_first_step.py --cases compiled --first-only --extra "--teacher none"
 """
 
 from __future__ import annotations
@@ -31,8 +32,10 @@ CASES = {"compiled": [], "compiled-first": ["--compile-after", "0"],
          "eager": ["--no-compile-env"]}
 
 
-def first_iteration(args: list[str], cold: bool, timeout_s: float) -> dict:
-    """Run ``train.ppo`` with ``args`` until its first iteration is logged; its timings [s]."""
+def first_iteration(args: list[str], cold: bool, timeout_s: float,
+                    first_only: bool = False) -> dict:
+    """Run ``train.ppo`` with ``args`` until its first iteration is logged (and, unless
+    ``first_only``, its first compiled one); its timings [s]."""
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ)
         if cold:
@@ -50,7 +53,8 @@ def first_iteration(args: list[str], cold: bool, timeout_s: float) -> dict:
                 now = time.perf_counter() - t0
                 if re.match(r"iter 1/\d+", line):
                     out["first_iteration_done_s"] = round(now, 1)
-                    if "--no-compile-env" in args or "compile-after" in " ".join(args):
+                    if (first_only or "--no-compile-env" in args
+                            or "compile-after" in " ".join(args)):
                         break  # compiled from the first iteration, or never
                 if "the compiled step from here on" in line:
                     switched = True
@@ -82,14 +86,19 @@ def main(argv=None) -> int:
     ap.add_argument("--warm", action="store_true", help="keep this machine's caches")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--timeout-s", type=float, default=1200.0)
+    ap.add_argument("--first-only", action="store_true",
+                    help="stop each case at its first iteration (not its first compiled one)")
+    ap.add_argument("--extra", default="",
+                    help="more train.ppo flags for every case, one string: \"--teacher none\"")
     args = ap.parse_args(argv)
     print(f"| case | cache | start-up [s] | first iteration [s] | command to the first "
           f"iteration's end [s] | command to the first compiled iteration's end [s] |\n"
           f"|---|---|---|---|---|---|")
     for case in args.cases:
-        run = ["--suite", args.suite, "--threads", str(args.threads), *CASES[case]]
-        r = first_iteration(run, not args.warm, args.timeout_s)
-        print(f"| {case} | {'warm' if args.warm else 'cold'} | {r.get('startup_s', '-')} | "
+        run = ["--suite", args.suite, "--threads", str(args.threads), *CASES[case],
+               *args.extra.split()]
+        r = first_iteration(run, not args.warm, args.timeout_s, args.first_only)
+        print(f"| {case}{' ' + args.extra if args.extra else ''} | {'warm' if args.warm else 'cold'} | {r.get('startup_s', '-')} | "
               f"{r.get('first_iteration_s', '-')} | {r.get('first_iteration_done_s', '-')}"
               f"{' (timed out)' if 'timed_out_s' in r else ''} | "
               f"{r.get('first_compiled_iteration_done_s', '-')} |", flush=True)

@@ -28,9 +28,12 @@ __all__ = ["PPOConfig", "PRESETS", "preset_flags"]
 #: BENCHMARKS.md "Learning", 86.2 / 83.8 / 86.5 % on OffroadBench v2 on seeds 1 / 2 / 3, against
 #: 86.4 / 84.9 / 85.8 % without the slope limits, 85.9 / 85.2 / 84.7 % before the rest cap, 84.5 /
 #: 84.1 / 84.6 % with uniform start headings and 83.4 / 77.9 % (seeds 1 / 2) for the ``twist``
-#: map without the curriculum), and a validation every 100 iterations on 256 episodes of
+#: map without the curriculum), a validation every 100 iterations on 256 episodes of
 #: held-out worlds (terrain seed 1000: never v2's), which keeps ``best.pt`` and shows the
-#: held-out success beside training's while the run goes. The defaults themselves (1024 envs x 16 steps, 64 x 64) keep the
+#: held-out success beside training's while the run goes, and the map planner as a teacher for
+#: the first 10 M steps (``teacher="path"``: three seeds 85.3 / 85.6 / 85.4 % on v2, level with
+#: 86.0 / 83.9 / 85.4 % without, and 47.4 / 41.4 / 44.4 % on ``verti-bench-v1`` against 34.5 /
+#: 30.5 / 35.3 %). The defaults themselves (1024 envs x 16 steps, 64 x 64) keep the
 #: classic batch and update (16 k samples, 4 epochs x 4 minibatches)
 PRESETS = {
     "classic": dict(num_envs=256, num_steps=64, update_epochs=4, num_minibatches=4,
@@ -39,7 +42,7 @@ PRESETS = {
                  hidden=(64, 64)),
     "suite": dict(num_envs=4096, compile_env=True, total_steps=60_000_000, stats_window=2000,
                   action_map="residual", curriculum=True, curriculum_init_level=5,
-                  validate_every=100, validate_episodes=256, compile_after=5,
+                  validate_every=100, validate_episodes=256, compile_after=5, teacher="path",
                   env={"task": {"start_heading_spread": 0.5}, "suite_start_slopes": True}),
 }
 
@@ -141,10 +144,12 @@ class PPOConfig:
             envs at every step and the update regresses the actor's mean turn on the labels,
             with a weight ``teacher_coef`` falling linearly to 0 at ``teacher_steps`` env steps
             (:mod:`train.ppo.teacher`; privileged: training only; the actor reads only its
-            own inputs). Not a preset's: one seed each of the ``--suite`` run scored 85.3 %
-            on OffroadBench v2 (with ``wide_scan``: 84.9 %, its best after 6.6 M steps),
-            level with the runs without, and 47.4 % on ``verti-bench-v1`` against 30.5-35.3 %
-            for three seeds without (BENCHMARKS.md, "Methods tried for the other half").
+            own inputs). The ``suite`` preset's: three seeds of the ``--suite`` run scored
+            85.3, 85.6 and 85.4 % on OffroadBench v2, level with three without (86.0, 83.9,
+            85.4 %), and 47.4, 41.4 and 44.4 % on ``verti-bench-v1`` against 34.5, 30.5 and
+            35.3 % (BENCHMARKS.md, "Methods tried for the other half"). With ``wide_scan``
+            one seed scored 84.9 % on v2 (its best after 6.6 M steps) and 33.8 % on
+            Verti-Bench.
         teacher_rows, teacher_coef, teacher_steps: as above.
         teacher_options: the ``path`` baseline's options (``"lookahead=1.0,cell=0.2"``).
     """

@@ -47,18 +47,20 @@ TEACHER_SAMPLE = 0.1
 
 class PathTeacher:
     """``path``'s turn for ``rows`` envs of the vector env ``env`` (spread evenly over its N
-    rows), in ``agent``'s raw action space (module docstring). ``options``: the ``path``
-    baseline's (``"lookahead=1.0,cell=0.2"``)."""
+    rows; all N where ``rows`` >= N), in ``agent``'s raw action space (module docstring).
+    ``options``: the ``path`` baseline's (``"lookahead=1.0,cell=0.2"``)."""
 
     def __init__(self, env, agent: Agent, rows: int, options: str = "",
                  max_fields: int = 2048):
         if agent.action_map not in ("twist", "residual"):
             raise ValueError(f"the path teacher labels a turn: it needs the 'twist' or "
-                             f"'residual' action map, got {agent.action_map!r}")
+                             f"'residual' action map, got {agent.action_map!r} (or train "
+                             f"without it: --teacher none)")
         base = env.unwrapped
         n = int(base.num_envs)
-        if not 1 <= rows <= n:
-            raise ValueError(f"teacher_rows must be in [1, num_envs={n}], got {rows!r}")
+        if int(rows) != rows or rows < 1:
+            raise ValueError(f"teacher_rows must be an int >= 1, got {rows!r}")
+        rows = min(int(rows), n)
         self.base, self.agent, self.max_fields = base, agent, int(max_fields)
         self.rows = torch.linspace(0, n - 1, rows).round().long().unique()
         self.policy = PathPolicy(base, lambda v, w: torch.stack((v, w), -1),
