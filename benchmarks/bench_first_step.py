@@ -98,7 +98,8 @@ def main(argv=None) -> int:
         run = ["--suite", args.suite, "--threads", str(args.threads), *CASES[case],
                *args.extra.split()]
         r = first_iteration(run, not args.warm, args.timeout_s, args.first_only)
-        print(f"| {case}{' ' + args.extra if args.extra else ''} | {'warm' if args.warm else 'cold'} | {r.get('startup_s', '-')} | "
+        label = f"{case} {args.extra}".strip()
+        print(f"| {label} | {'warm' if args.warm else 'cold'} | {r.get('startup_s', '-')} | "
               f"{r.get('first_iteration_s', '-')} | {r.get('first_iteration_done_s', '-')}"
               f"{' (timed out)' if 'timed_out_s' in r else ''} | "
               f"{r.get('first_compiled_iteration_done_s', '-')} |", flush=True)

@@ -150,7 +150,7 @@ class PPOConfig:
             35.3 % (BENCHMARKS.md, "Methods tried for the other half"). With ``wide_scan``
             one seed scored 84.9 % on v2 (its best after 6.6 M steps) and 33.8 % on
             Verti-Bench.
-        teacher_rows, teacher_coef, teacher_steps: as above.
+        teacher_rows, teacher_coef, teacher_steps: as above (rows past ``num_envs``: all envs).
         teacher_options: the ``path`` baseline's options (``"lookahead=1.0,cell=0.2"``).
     """
 
