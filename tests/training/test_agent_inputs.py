@@ -1,5 +1,5 @@
 """An agent's inputs besides the observation (:mod:`train.common.inputs`): the actor's wide scan
-(``--actor-inputs wide_scan``) and the asymmetric critic's privileged columns (``--critic-inputs
+and cost scan (``--actor-inputs wide_scan``, ``cost_scan``) and the asymmetric critic's privileged columns (``--critic-inputs
 privileged``). Their columns read the true state and map (checked against a plane's closed form
 and the curriculum's own record of families and levels), the actor never sees the critic's, and
 a run trained with them benches and evaluates on the suite's own observation."""
@@ -12,13 +12,13 @@ import torch
 from gymnasium.vector import AutoresetMode
 
 import terrain
-from offroad_env import OffroadVectorEnv
+from offroad_env import OffroadVectorEnv, TaskConfig
 from train import bench, ppo
 from train.common.agent import Agent
 from train.common.checkpoint import load_checkpoint
 from train import evaluate
-from train.common.inputs import (CORRIDOR_POINTS, WIDE_SCAN, CriticInputs, WideScan,
-                                 WithInputs)
+from train.common.inputs import (COST_SCAN, COST_WALL, CORRIDOR_POINTS, WIDE_SCAN, CostScan,
+                                 CriticInputs, WideScan, WithInputs)
 
 from test_suite_training import TINY, _write  # the same tiny suite
 
@@ -99,6 +99,44 @@ def test_the_wide_scan_reads_a_plane_on_its_grid():
     assert float(want.max() - want.min()) > 0.2  # the plane shows across the grid
 
 
+def test_the_cost_scan_reads_walls_open_ground_and_the_maps_edge_where_they_lie():
+    # a flat 16 x 16 m map at 0.1 m with a 1-m ridge along x in [2.0, 2.1]: a wall
+    x = np.arange(161) * 0.1 - 8.0
+    h = np.zeros((161, 161))
+    h[:, (x >= 1.99) & (x <= 2.11)] = 1.0
+    env = OffroadVectorEnv(num_envs=16, dynamics="unicycle", ground="four_wheel",
+                           heightmap=terrain.HeightMap(h, 0.1, dtype=torch.float64),
+                           task=TaskConfig(goal_distance=(2.0, 5.0), spawn_margin=1.5),
+                           max_episode_steps=40, autoreset_mode=AutoresetMode.SAME_STEP)
+    scan = CostScan(env)
+    nx, ny = COST_SCAN.shape
+    assert (nx, ny) == (16, 11) and scan.dim == 176
+    env.reset(seed=3)
+    for _ in range(4):
+        env.step(torch.tensor([[0.4, 0.3]] * 16))
+    cols = scan().double()
+    v = env.state_view()
+    assert cols.shape == (16, 176)
+    # grid point (i, j) lies f_i ahead and l_j left of base_link, yaw-aligned (closed form)
+    f = 2.0 + (torch.arange(nx, dtype=torch.float64) - 7.5) * 0.4
+    lft = (torch.arange(ny, dtype=torch.float64) - 5) * 0.4
+    F, Lf = (g.reshape(1, -1) for g in torch.meshgrid(f, lft, indexing="ij"))
+    yaw = v.yaw.double()[:, None]
+    px = v.base_position_w[:, :1] + torch.cos(yaw) * F - torch.sin(yaw) * Lf
+    py = v.base_position_w[:, 1:2] + torch.sin(yaw) * F + torch.cos(yaw) * Lf
+    off = (px.abs() > 8.05) | (py.abs() > 8.05)
+    on_ridge = ~off & ((px - 2.05).abs() < 0.1)
+    # 2 m from any wall (the ridge, the map's edge): open flat ground, cost 1 per metre
+    open_ = ((px - 2.05).abs() > 2.0) & (px.abs() < 6.0) & (py.abs() < 6.0)
+    assert int(off.sum()) > 0 and int(on_ridge.sum()) > 0 and int(open_.sum()) > 20
+    assert bool((cols[off] == COST_WALL).all()) and bool((cols[on_ridge] == COST_WALL).all())
+    assert bool((cols[open_] == 0.0).all())
+    assert bool(((cols >= 0) & (cols <= COST_WALL)).all())
+    # within the body's reach of the ridge the wall-side factor (x1000) shows
+    near = ~off & ((px - 2.05).abs() > 0.15) & ((px - 2.05).abs() < 0.4) & (py.abs() < 7.0)
+    assert int(near.sum()) > 0 and bool((cols[near] >= 3.0).all())
+
+
 def test_the_wrapper_appends_the_columns_and_a_finished_episode_keeps_its_last_ones():
     base = _plane_env(n=2)
     inputs = CriticInputs(base)
@@ -144,7 +182,8 @@ def test_the_actor_never_reads_the_critics_columns():
 
 
 @pytest.mark.parametrize("inputs", [["--critic-inputs", "privileged"],
-                                    ["--actor-inputs", "wide_scan"]])
+                                    ["--actor-inputs", "wide_scan"],
+                                    ["--actor-inputs", "cost_scan"]])
 def test_a_run_with_its_own_inputs_benches_and_evaluates_on_the_suites_observation(tmp_path,
                                                                                   inputs):
     path = _write(TINY, tmp_path / "tiny.json")
@@ -163,8 +202,8 @@ def test_a_run_with_its_own_inputs_benches_and_evaluates_on_the_suites_observati
         assert state["critic_dim"] == agent.critic_dim == F + 1 + CORRIDOR_POINTS + 2 * 4 + 1
         assert state["obs_dim"] == suite_obs
     else:
-        assert state["critic_dim"] == 0 and agent.actor_inputs == "wide_scan"
-        assert state["obs_dim"] == suite_obs + 117
+        assert state["critic_dim"] == 0 and agent.actor_inputs == inputs[1]
+        assert state["obs_dim"] == suite_obs + {"wide_scan": 117, "cost_scan": 176}[inputs[1]]
     # the policy acts on the suite's observation, which has no privileged columns
     assert bench.main(["--suite", path, "--policy", f"ppo={out / 'checkpoint.pt'}",
                        "--out", str(tmp_path / "b"), "--no-progress"]) == 0

@@ -1,6 +1,7 @@
-"""Inputs a trained agent reads besides the env's observation: a wider height scan for the
-actor (``--actor-inputs wide_scan``: an on-board sensor) and privileged columns for an asymmetric
-critic (``--critic-inputs privileged``: training only).
+"""Inputs a trained agent reads besides the env's observation: a wider height scan or a
+traversability scan for the actor (``--actor-inputs wide_scan``, ``cost_scan``: on-board
+sensors) and privileged columns for an asymmetric critic (``--critic-inputs privileged``:
+training only).
 
 Each *source* reads the env's state (``env.unwrapped.state_view()``) and map
 (``env.unwrapped.terrain``) and returns ``(N, dim)`` float32 columns; ``layout`` names their parts
@@ -13,6 +14,18 @@ its observation (the bench, evaluate, the validation).
 (holes -2): 2.5 x the length and width of the suites' 2.4 x 1.6 m scan at 0.2 m, coarser. What a
 robot's elevation map from a lidar or stereo camera holds; the suites' observation stays as it
 is, and a policy trained with it computes it from the env it runs in.
+
+**The cost scan** (:class:`CostScan`, 176 columns): ``log10`` of the traversability cost per
+metre on a 16 x 11 yaw-aligned grid, 6 x 4 m at 0.4 m, centred 2 m ahead: 0 on flat open
+ground, 2 more past a slope or ledge limit (its cost x100), 3 more within the body's reach of a
+wall (x1000), clipped at :data:`COST_WALL` (4), which a wall, a hole or ground off the map
+reads. The costs are the map planner's
+(:func:`train.planners.path.traversability`: slope, steps, walls and soil for the vehicle,
+from the local relief; 0.1-m cells on the suites' maps), each cell the worst within 0.2 m
+around it, so that a 0.4-m grid misses no ledge. What a robot's local traversability map holds (an elevation map
+from a lidar or stereo camera, classified as geometry-based navigation stacks do; the soil
+from a terrain classifier): local, 6 m at most, never the cost-to-go of a route, never the
+goal's side of an obstacle past its reach.
 
 **The privileged columns** (:class:`CriticInputs`). The critic is used only during training, so
 it may read what no robot carries (asymmetric actor-critic: Pinto et al. 2018; the privileged
@@ -42,21 +55,32 @@ otherwise leaves as noise in its returns.
 
 from __future__ import annotations
 
+import math
+
 import gymnasium as gym
 import torch
 
 from offroad_env import HeightScanConfig
 from offroad_env.core.sensors import height_scan
+from offroad_env.physics.rotations import place_points
 from terrain import LevelsConfig
+from train.planners.path import PathConfig, env_traversability, planning_stride
 
-__all__ = ["WideScan", "CriticInputs", "WithInputs", "policy_of", "AgentPolicy", "ACTOR_INPUTS",
-           "CRITIC_INPUTS", "WIDE_SCAN", "CORRIDOR_POINTS", "actor_sources", "critic_sources"]
+__all__ = ["WideScan", "CostScan", "CriticInputs", "WithInputs", "policy_of", "AgentPolicy", "ACTOR_INPUTS",
+           "CRITIC_INPUTS", "WIDE_SCAN", "COST_SCAN", "COST_WALL", "CORRIDOR_POINTS", "actor_sources", "critic_sources"]
 
 #: the values of ``PPOConfig.actor_inputs`` and ``PPOConfig.critic_inputs``
-ACTOR_INPUTS = ("none", "wide_scan")
+ACTOR_INPUTS = ("none", "wide_scan", "cost_scan")
 CRITIC_INPUTS = ("none", "privileged")
 #: the wide scan's grid
 WIDE_SCAN = HeightScanConfig(size=(6.0, 4.0), resolution=0.5, forward_offset=2.0, clip=2.0)
+#: the cost scan's grid (its ``clip`` unused)
+COST_SCAN = HeightScanConfig(size=(6.0, 4.0), resolution=0.4, forward_offset=2.0)
+#: the spacing [m] the cost scan's traversability reads the maps at (the teacher's; on the
+#: 0.025-m training grid every sample costs 40 times more)
+COST_SAMPLE = 0.1
+#: the cost scan's value of a wall, a hole or ground off the map (``log10`` of an infinite cost)
+COST_WALL = 4.0
 #: points on the straight line to the goal
 CORRIDOR_POINTS = 10
 #: the corridor's heights are clipped to +-this [m] (holes read -this)
@@ -77,6 +101,68 @@ class WideScan:
         v = self.base.state_view()
         return height_scan(self.base.terrain, v.map_index, v.base_position_w, v.yaw,
                            WIDE_SCAN).to(torch.float32)
+
+
+class CostScan:
+    """The actor's traversability scan (module docstring) of a vector env's current state:
+    ``log10`` of the map planner's cost per metre (:func:`train.planners.path.traversability`,
+    on its planning grid, each cell the worst within half the scan's spacing around it) at the
+    16 x 11 points of :data:`COST_SCAN`, nearest cell; walls, holes and ground off the map read
+    :data:`COST_WALL`. Each map's costs are computed the first time a row stands on it."""
+
+    def __init__(self, env):
+        self.base = env.unwrapped
+        nx, ny = COST_SCAN.shape
+        self.layout = [["cost_scan", 0, nx * ny]]
+        self.dim = nx * ny
+        self.cfg = PathConfig(sample=COST_SAMPLE)
+        self._start()
+        g = COST_SCAN
+        gx = g.forward_offset + (torch.arange(nx, dtype=torch.float64) - 0.5 * (nx - 1)) * g.resolution
+        gy = (torch.arange(ny, dtype=torch.float64) - 0.5 * (ny - 1)) * g.resolution
+        GX, GY = torch.meshgrid(gx, gy, indexing="ij")
+        self.points = (GX.reshape(1, -1), GY.reshape(1, -1))
+
+    def _start(self) -> None:
+        self.maps = self.base.terrain
+        stride = planning_stride(self.maps, self.cfg)
+        rx, ry = self.maps.resolution
+        self.step = (stride * rx, stride * ry)
+        self.x0, _, self.y0, _ = self.maps.bounds
+        self.slot = torch.full((self.maps.num_maps,), -1, dtype=torch.int64)
+        self.data = None
+
+    def _costs(self, maps: torch.Tensor) -> None:
+        new = [int(m) for m in torch.unique(maps) if self.slot[m] < 0]
+        if not new:
+            return
+        c = env_traversability(self.base, self.cfg, new)
+        c = torch.log10(c).clamp(0.0, COST_WALL).nan_to_num(COST_WALL)  # inf -> COST_WALL
+        k = int(math.ceil(0.5 * COST_SCAN.resolution / min(self.step) - 1e-9))
+        if k > 0:  # each cell the worst within half the scan's spacing: no ledge between points
+            c = torch.nn.functional.max_pool2d(c[:, None], 2 * k + 1, stride=1, padding=k)[:, 0]
+        base = 0 if self.data is None else self.data.shape[0]
+        self.data = c if self.data is None else torch.cat((self.data, c))
+        self.slot[new] = torch.arange(base, base + len(new))
+
+    @torch.no_grad()
+    def __call__(self) -> torch.Tensor:
+        if self.base.terrain is not self.maps:  # set_terrain: start afresh
+            self._start()
+        v = self.base.state_view()
+        mi = v.map_index.long().cpu()
+        self._costs(mi)
+        bp = v.base_position_w.to(torch.float64).cpu()
+        yaw = v.yaw.to(torch.float64).cpu()
+        px, py = place_points(bp[:, 0:1], bp[:, 1:2], torch.cos(yaw)[:, None],
+                              torch.sin(yaw)[:, None], *self.points)
+        ny, nx = self.data.shape[-2:]
+        c = ((px - self.x0) / self.step[0]).round().long()
+        r = ((py - self.y0) / self.step[1]).round().long()
+        off = (c < 0) | (c >= nx) | (r < 0) | (r >= ny)
+        out = self.data[self.slot[mi][:, None], r.clamp(0, ny - 1), c.clamp(0, nx - 1)]
+        out = torch.where(off, torch.full_like(out, COST_WALL), out)
+        return out.to(device=v.base_position_w.device, dtype=torch.float32)
 
 
 class CriticInputs:
@@ -135,7 +221,7 @@ def actor_sources(name: str, env) -> list:
     """The sources of ``--actor-inputs NAME`` on ``env`` (ValueError for an unknown name)."""
     if name not in ACTOR_INPUTS:
         raise ValueError(f"actor_inputs must be one of {ACTOR_INPUTS}, got {name!r}")
-    return [WideScan(env)] if name == "wide_scan" else []
+    return [make(env) for make in {"wide_scan": [WideScan], "cost_scan": [CostScan]}.get(name, [])]
 
 
 def critic_sources(name: str, env) -> list:

@@ -129,10 +129,12 @@ class PPOConfig:
             ``val_return_mean``, and keep the best-scoring checkpoint as ``best.pt``. The time
             it takes counts in the run's time (``time_limit_s``).
         validate_episodes: the validation's episodes (one vector env, eager).
-        actor_inputs: what the actor reads besides the env's observation: ``"none"`` or
-            ``"wide_scan"`` (a 6 x 4 m height scan at 0.5 m, 2 m ahead: an elevation map's,
-            :mod:`train.common.inputs`), which a trained policy computes from the env it runs
-            in (the bench, evaluate: :func:`train.common.inputs.policy_of`).
+        actor_inputs: what the actor reads besides the env's observation: ``"none"``,
+            ``"wide_scan"`` (a 6 x 4 m height scan at 0.5 m, 2 m ahead: an elevation map's) or
+            ``"cost_scan"`` (the traversability cost on a 6 x 4 m grid at 0.4 m, 2 m ahead: a
+            local traversability map's), :mod:`train.common.inputs`, which a trained policy
+            computes from the env it runs in (the bench, evaluate:
+            :func:`train.common.inputs.policy_of`).
         critic_inputs: what the critic reads besides the actor's inputs: ``"none"`` or
             ``"privileged"`` (an asymmetric critic: the true terrain family and level, the
             ground on the straight line to the goal, the wheels' soil state and the episode's
