@@ -17,6 +17,10 @@ def test_a_preset_sets_its_values_and_flags_given_win():
     classic = PPOConfig.preset("classic")
     assert (classic.num_envs, classic.num_steps, classic.hidden) == (256, 64, (128, 128))
     assert classic.batch_size == PPOConfig().batch_size
+    # the suite preset: the teacher and 128 x 128 networks (three seeds each way on v2)
+    suite = PPOConfig.preset("suite")
+    assert suite.teacher == "path" and suite.hidden == (128, 128)
+    assert tuple(parse_args(["--preset", "suite", "--hidden", "64", "64"])["hidden"]) == (64, 64)
     cfg = PPOConfig.preset("fast", total_steps=1000)
     assert cfg.num_envs == PRESETS["fast"]["num_envs"] and cfg.total_steps == 1000
     assert cfg.batch_size % cfg.num_minibatches == 0
