@@ -56,6 +56,7 @@ otherwise leaves as noise in its returns.
 from __future__ import annotations
 
 import math
+import weakref
 
 import gymnasium as gym
 import torch
@@ -264,13 +265,22 @@ class WithInputs(gym.vector.VectorWrapper):
         return torch.cat((obs, now), dim=1), reward, terminated, truncated, info
 
 
+#: each env's actor sources by name (:func:`policy_of`), dropped with the env
+_KEPT: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
 def policy_of(agent, env, deterministic: bool = True,
               generator: torch.Generator | None = None):
     """``obs -> actions`` of ``agent`` (:class:`train.common.agent.Agent`) on the vector env
     ``env``, with the actor's own inputs (``agent.actor_inputs``) computed from ``env``'s state
     at each call: call it with the env's current observation. The mean action, or (not
-    ``deterministic``) a sample, from ``generator`` when given."""
-    sources = actor_sources(agent.actor_inputs, env)
+    ``deterministic``) a sample, from ``generator`` when given. The sources are kept with the
+    env (a validation binds a new policy to the same env every time: the cost scan's map
+    costs are computed once)."""
+    kept = _KEPT.setdefault(env.unwrapped, {})
+    if agent.actor_inputs not in kept:
+        kept[agent.actor_inputs] = actor_sources(agent.actor_inputs, env)
+    sources = kept[agent.actor_inputs]
     if not sources:
         return lambda obs: agent.act(obs, deterministic=deterministic, generator=generator)
     return lambda obs: agent.act(torch.cat((obs, _columns(sources)), dim=1),
