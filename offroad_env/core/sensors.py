@@ -22,8 +22,8 @@ from offroad_env.physics.imu import angular_rate, specific_force
 from offroad_env.physics.models import Field
 from offroad_env.physics.rotations import matvec3, place_points
 
-__all__ = ["ImuReading", "sensor_pose", "imu_at_rest", "imu_step", "height_scan", "Sensor",
-           "SENSORS"]
+__all__ = ["ImuReading", "sensor_pose", "imu_at_rest", "imu_step", "height_scan", "scan_points",
+           "Sensor", "SENSORS"]
 
 
 class ImuReading(NamedTuple):
@@ -89,17 +89,25 @@ def imu_step(state, contact, cfg, noise, dt: float) -> ImuReading:
     return ImuReading(p, v, R, f, gyro, a_bias, g_bias, counters)
 
 
+def scan_points(scan, dtype=torch.float32, device=None) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(1, nx * ny)`` each: the forward and left offsets [m] of the points of ``scan`` (a
+    :class:`~offroad_env.sim.config.HeightScanConfig`) in the yaw-aligned frame of base_link,
+    ``nx`` along the heading (the outer order), ``ny`` across, centred ``forward_offset``
+    ahead."""
+    nx, ny = scan.shape
+    kw = dict(dtype=dtype, device=device)
+    gx = scan.forward_offset + (torch.arange(nx, **kw) - 0.5 * (nx - 1)) * scan.resolution
+    gy = (torch.arange(ny, **kw) - 0.5 * (ny - 1)) * scan.resolution
+    GX, GY = torch.meshgrid(gx, gy, indexing="ij")
+    return GX.reshape(1, -1), GY.reshape(1, -1)
+
+
 def height_scan(maps: HeightMap, map_index: torch.Tensor, base_position: torch.Tensor,
                 yaw: torch.Tensor, scan) -> torch.Tensor:
     """``(N, nx * ny)`` terrain heights [m] on the yaw-aligned grid of ``scan`` (a
     :class:`~offroad_env.sim.config.HeightScanConfig`) around base_link ``(N, 3)``, relative to its
     height; holes read ``-clip``, and every value is clipped to ``+-clip``."""
-    nx, ny = scan.shape
-    kw = dict(dtype=base_position.dtype, device=base_position.device)
-    gx = scan.forward_offset + (torch.arange(nx, **kw) - 0.5 * (nx - 1)) * scan.resolution
-    gy = (torch.arange(ny, **kw) - 0.5 * (ny - 1)) * scan.resolution
-    GX, GY = torch.meshgrid(gx, gy, indexing="ij")
-    GX, GY = GX.reshape(1, -1), GY.reshape(1, -1)
+    GX, GY = scan_points(scan, dtype=base_position.dtype, device=base_position.device)
     c, s = torch.cos(yaw).unsqueeze(1), torch.sin(yaw).unsqueeze(1)
     bp = base_position
     px, py = place_points(bp[:, 0:1], bp[:, 1:2], c, s, GX, GY)

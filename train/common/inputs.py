@@ -62,7 +62,7 @@ import gymnasium as gym
 import torch
 
 from offroad_env import HeightScanConfig
-from offroad_env.core.sensors import height_scan
+from offroad_env.core.sensors import height_scan, scan_points
 from offroad_env.physics.rotations import place_points
 from terrain import LevelsConfig
 from train.planners.path import PathConfig, env_traversability, planning_stride
@@ -118,11 +118,7 @@ class CostScan:
         self.dim = nx * ny
         self.cfg = PathConfig(sample=COST_SAMPLE)
         self._start()
-        g = COST_SCAN
-        gx = g.forward_offset + (torch.arange(nx, dtype=torch.float64) - 0.5 * (nx - 1)) * g.resolution
-        gy = (torch.arange(ny, dtype=torch.float64) - 0.5 * (ny - 1)) * g.resolution
-        GX, GY = torch.meshgrid(gx, gy, indexing="ij")
-        self.points = (GX.reshape(1, -1), GY.reshape(1, -1))
+        self.points = scan_points(COST_SCAN, dtype=torch.float64)
 
     def _start(self) -> None:
         self.maps = self.base.terrain
