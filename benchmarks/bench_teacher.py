@@ -1,7 +1,7 @@
 """The teacher's cost per rollout step (``--teacher path``, :mod:`train.ppo.teacher`) on the
 ``--suite`` training env: the first labels (each map's traversability, the rows' first fields)
 and the median of the next steps' labels, against the env's eager step, at the suite preset's
-4096 envs.
+4096 envs; ``--teacher rollout``: the rollout teacher's (``--options`` its planner's).
 
     python benchmarks/bench_teacher.py --rows 256 --steps 40 --threads 2
 """
@@ -23,12 +23,13 @@ def main(argv=None) -> None:
     p.add_argument("--steps", type=int, default=40)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--options", default="")
+    p.add_argument("--teacher", default="path", choices=("path", "rollout"))
     a = p.parse_args(argv)
     torch.set_num_threads(a.threads)
     from train.common.agent import Agent, goal_column
     from train.common.checkpoint import obs_layout
     from train.ppo.config import PPOConfig
-    from train.ppo.teacher import PathTeacher
+    from train.ppo.teacher import PathTeacher, RolloutTeacher
     from train.ppo.trainer import make_vec_env
     from train.common.envconfig import env_kwargs
     from wrappers import TerrainCurriculum
@@ -47,7 +48,8 @@ def main(argv=None) -> None:
         step_s.append(time.perf_counter() - t)
     print(f"env step (eager, {a.num_envs} envs): median {statistics.median(step_s) * 1e3:.1f} ms")
     for rows in a.rows:
-        teacher = PathTeacher(env, agent, rows, a.options)
+        teacher = (PathTeacher if a.teacher == "path" else RolloutTeacher)(env, agent, rows,
+                                                                             a.options)
         t = time.perf_counter()
         teacher.labels(obs)
         first = time.perf_counter() - t
@@ -59,7 +61,7 @@ def main(argv=None) -> None:
             lab_s.append(time.perf_counter() - t)
         print(f"teacher, {rows} rows: first labels {first:.1f} s; then median "
               f"{statistics.median(lab_s) * 1e3:.1f} ms a step (max {max(lab_s) * 1e3:.0f}), "
-              f"{teacher.policy.num_fields} fields kept")
+              + (f"{teacher.policy.num_fields} fields kept" if a.teacher == "path" else ""))
 
 
 if __name__ == "__main__":

@@ -188,3 +188,64 @@ def test_the_traversability_read_every_kth_sample_keeps_a_planes_cost():
     assert torch.allclose(inner_full, inner_full[0, 0]) and torch.allclose(inner_coarse,
                                                                           inner_full[0, 0])
     assert 1.0 < float(inner_full[0, 0]) < 3.0
+
+
+def test_the_rollout_teachers_labels_are_the_planners_wheel_speeds_in_the_actors_space():
+    """``--teacher rollout``: on open ground the planner plays the straight line, so the
+    residual label (the correction) is 0; before a wall across the straight line it plays
+    another candidate, and the label corrects the turn. Either way the actor's map of the label
+    (``Agent.to_env``) gives back the planner's own wheel speeds, and all rows are planned at
+    once, again every ``replan`` labels."""
+    from train.ppo.teacher import RolloutTeacher
+    for block, goals in ((False, [[8.0, 0.0], [8.0, 2.0]]), (True, [[8.0, 0.0], [-8.0, 6.0]])):
+        env = _env(block=block, n=2)
+        obs = _reset(env, goals)
+        for action_map in ("residual", "twist"):
+            agent = _agent(env, action_map)
+            teacher = RolloutTeacher(env, agent, rows=2, options="R=5,H=40,library=straight")
+            lab = teacher.labels(obs)
+            assert lab.shape == (2, 2) and teacher.planner.clock == 1
+            wheels = teacher.planner(obs)  # the same state: the candidates it chose
+            if action_map == "residual":
+                assert torch.allclose(agent.to_env(lab, obs), wheels, atol=1e-5)
+            else:  # the twist of the wheels, inside 0.95 of the tanh bound
+                l, r = wheels.unbind(-1)
+                twist = torch.stack(((l + r) / 2, (r - l) / 2), -1).clamp(-0.95, 0.95)
+                assert torch.allclose(lab, twist, atol=1e-6)
+            if action_map == "residual":
+                if block:  # the straight line drives into the wall: a turn corrects it
+                    assert lab[0, 1].abs() > 0.2
+                else:
+                    assert lab.abs().max() < 1e-4
+    # the clock: the rows are planned together at labels 0, R, 2R, ...
+    planned = []
+    plan = teacher.planner._plan
+    teacher.planner._plan = lambda rows, steps: (planned.append(rows.tolist()), plan(rows, steps))
+    teacher.planner.clock = 0
+    for _ in range(11):
+        teacher.labels(obs)
+    assert planned == [[0, 1]] * 3
+
+
+def test_the_loss_of_two_column_labels_is_both_columns_squared_error():
+    agent = Agent(4, 2, (8,), action_map="twist")
+    z = torch.randn(5, 4)
+    y = torch.rand(5, 2) - 0.5
+    with torch.no_grad():
+        mu = agent.mean(z, normalized=True)
+        assert torch.allclose(teacher_loss(agent, z, y), ((mu - y) ** 2).sum(1).mean())
+        assert torch.allclose(teacher_loss(agent, z, y[:, 1]), ((mu[:, 1] - y[:, 1]) ** 2).mean())
+
+
+def test_a_run_with_the_rollout_teacher_trains(tmp_path):
+    path = _write(TINY, tmp_path / "tiny.json")
+    out = tmp_path / "run"
+    args = ["--suite", path, "--out", str(out), "--num-envs", "8", "--num-steps", "8",
+            "--total-steps", "256", "--num-minibatches", "2", "--hidden", "8",
+            "--no-compile-env", "--curriculum-init-level", "1", "--validate-every", "0",
+            "--no-progress", "--no-tensorboard", "--teacher", "rollout", "--teacher-rows", "3",
+            "--teacher-steps", "128", "--teacher-options", "H=10"]
+    assert ppo.main(args) == 0
+    rows = list(csv.DictReader(open(out / "progress.csv")))
+    assert [float(r["teacher_weight"]) for r in rows] == [1.0, 0.5, 0.0, 0.0]
+    assert all(float(r["teacher_loss"]) >= 0 for r in rows[:2])

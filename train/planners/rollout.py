@@ -154,6 +154,13 @@ class RolloutPlanner:
         self.predicted = torch.zeros(self.n, dtype=torch.bool, device=self.device)
         #: ``(N,)`` bool: the rows to plan (None: all); the others get a zero action
         self.active: torch.Tensor | None = None
+        #: how many rows are planned at most (None: N): look-aheads are padded to multiples of
+        #: an eighth of it (a teacher planning 256 rows of a 4096-env training env sets 256)
+        self.plan_rows: int | None = None
+        #: a step count shared by all rows (a teacher sets and advances it): every row is
+        #: planned when it is a multiple of ``replan``, in one look-ahead; None: each row at its
+        #: own episode's steps
+        self.clock: int | None = None
         limit = self.face.max_episode_steps
         self.horizon = config.horizon or limit
         if not self.horizon:
@@ -165,7 +172,8 @@ class RolloutPlanner:
         steps = self.face.state_view().steps
         live = torch.ones(N, dtype=torch.bool, device=self.device) if self.active is None \
             else self.active.to(self.device)
-        due = live & (torch.remainder(steps, self.cfg.replan) == 0)
+        due = live & ((torch.remainder(steps, self.cfg.replan) == 0) if self.clock is None
+                      else torch.full_like(live, self.clock % self.cfg.replan == 0))
         if bool(due.any()):
             self._plan(torch.nonzero(due).flatten(), steps)
         act = torch.zeros(N, self.a, dtype=obs.dtype, device=obs.device)
@@ -202,9 +210,9 @@ class RolloutPlanner:
     def _look(self, rows: torch.Tensor, cands: torch.Tensor, pad: int):
         """Scores and goal flags ``(M,)`` of candidates ``cands`` each run closed loop from the
         live row in ``rows`` (``(M,)``, M a multiple of ``pad``): one look-ahead, padded to a
-        multiple of ``pad * ceil(N / 8)`` rows (at most 8 sizes per ``pad``, each a second
-        simulator of its own) with copies of the first pair."""
-        N, R, M = self.n, self.cfg.replan, int(rows.numel())
+        multiple of ``pad * ceil(N / 8)``, N the :attr:`plan_rows` (at most 8 sizes per
+        ``pad``, each a second simulator of its own) with copies of the first pair."""
+        N, R, M = self.plan_rows or self.n, self.cfg.replan, int(rows.numel())
         q = pad * -(-N // 8)
         size = -(-M // q) * q
         rows_p = torch.cat((rows, rows[:1].expand(size - M)))

@@ -110,7 +110,7 @@ class Passes:
 class RolloutBuffer:
     """One rollout of T steps of N envs: observations ``(T, N, D)``, raw (unclipped) actions
     ``(T, N, A)``, their log-probabilities, rewards (bootstrapped at truncations), values and
-    done flags ``(T, N)``; with a teacher, its labels ``(T, M)`` of its M rows
+    done flags ``(T, N)``; with a teacher, its labels ``(T, M, *label_shape)`` of its M rows
     (:mod:`train.ppo.teacher`)."""
 
     obs: torch.Tensor
@@ -123,11 +123,11 @@ class RolloutBuffer:
 
     @classmethod
     def zeros(cls, T: int, N: int, obs_dim: int, act_dim: int, device,
-              teacher_rows: int = 0) -> "RolloutBuffer":
+              teacher_rows: int = 0, label_shape: tuple[int, ...] = ()) -> "RolloutBuffer":
         f32 = dict(dtype=torch.float32, device=device)
         return cls(torch.zeros(T, N, obs_dim, **f32), torch.zeros(T, N, act_dim, **f32),
                    *(torch.zeros(T, N, **f32) for _ in range(4)),
-                   torch.zeros(T, teacher_rows, **f32) if teacher_rows else None)
+                   torch.zeros(T, teacher_rows, *label_shape, **f32) if teacher_rows else None)
 
 
 @dataclasses.dataclass
@@ -212,7 +212,7 @@ def update(agent: Agent, optimizer, buf: RolloutBuffer, next_obs: torch.Tensor,
     teach = buf.teach is not None and teacher_weight > 0
     if teach:
         z_t = b_z.reshape(buf.obs.shape)[:, teacher_rows.to(b_z.device)].reshape(-1, obs_dim)
-        y_t = buf.teach.reshape(-1)
+        y_t = buf.teach.flatten(0, 1)
         t_sum = torch.zeros((), dtype=torch.float64, device=b_obs.device)
     n_updates = 0
     for _ in range(cfg.update_epochs):

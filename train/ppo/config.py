@@ -11,7 +11,8 @@ from offroad_env import check_device
 from train.common.agent import ACTION_MAPS
 from train.common.inputs import ACTOR_INPUTS, CRITIC_INPUTS
 from train.planners.path import PathConfig, parse_options as parse_path_options
-from train.ppo.teacher import TEACHERS
+from train.planners.rollout import RolloutConfig, parse_options as parse_rollout_options
+from train.ppo.teacher import ROLLOUT_TEACHER, TEACHERS
 
 __all__ = ["PPOConfig", "PRESETS", "preset_flags"]
 
@@ -145,7 +146,7 @@ class PPOConfig:
             input is a preset's: one seed each of the ``--suite`` run scored 81.0 % (wide
             scan) and 84.6 % (privileged critic) on OffroadBench v2, against 86.0 and 83.9 %
             for two seeds without (BENCHMARKS.md, "Methods tried for the other half").
-        teacher: ``"none"`` or ``"path"``: the map planner labels the turn of ``teacher_rows``
+        teacher: ``"none"``, ``"path"`` or ``"rollout"``. ``"path"``: the map planner labels the turn of ``teacher_rows``
             envs at every step and the update regresses the actor's mean turn on the labels,
             with a weight ``teacher_coef`` falling linearly to 0 at ``teacher_steps`` env steps
             (:mod:`train.ppo.teacher`; privileged: training only; the actor reads only its
@@ -155,8 +156,11 @@ class PPOConfig:
             35.3 % (BENCHMARKS.md, "Methods tried for the other half"). With ``wide_scan``
             one seed scored 84.9 % on v2 (its best after 6.6 M steps) and 33.8 % on
             Verti-Bench.
+            ``"rollout"``: DAgger from the privileged rollout planner with a 2.5-s look-ahead
+            (its speed and turn, :class:`train.ppo.teacher.RolloutTeacher`).
         teacher_rows, teacher_coef, teacher_steps: as above (rows past ``num_envs``: all envs).
-        teacher_options: the ``path`` baseline's options (``"lookahead=1.0,cell=0.2"``).
+        teacher_options: the ``path`` baseline's options (``"lookahead=1.0,cell=0.2"``), or the
+            rollout planner's over :data:`train.ppo.teacher.ROLLOUT_TEACHER` (``"H=30"``).
     """
 
     env_id: str = "offroad_env/OffroadNav-v1"
@@ -256,8 +260,11 @@ class PPOConfig:
         if not (math.isfinite(self.teacher_coef) and self.teacher_coef >= 0):
             raise ValueError(f"teacher_coef must be a finite number >= 0, got "
                              f"{self.teacher_coef!r}")
-        if self.teacher != "none":  # the options read as the path baseline reads them
+        if self.teacher == "path":  # the options read as the path baseline reads them
             PathConfig(**parse_path_options(self.teacher_options))
+        elif self.teacher == "rollout":  # the rollout planner's, over the teacher's defaults
+            RolloutConfig(**parse_rollout_options(
+                ",".join(x for x in (ROLLOUT_TEACHER, self.teacher_options) if x)))
         if not self.hidden or any(int(h) != h or h < 1 for h in self.hidden):
             raise ValueError(f"hidden must be a non-empty list of sizes >= 1, got {self.hidden!r}")
         object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))  # normalised

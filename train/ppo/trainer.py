@@ -198,7 +198,8 @@ def _train(cfg: PPOConfig, ddp: Dist, resume, force, env_kwargs, allow_modules=(
     N, T = cfg.num_envs, cfg.num_steps
     teacher = make_teacher(cfg, env, agent)
     buf = RolloutBuffer.zeros(T, N, obs_dim + critic_dim, act_dim, device,
-                              teacher.num_rows if teacher is not None else 0)
+                              teacher.num_rows if teacher is not None else 0,
+                              teacher.label_shape if teacher is not None else ())
     passes = Passes.make(cfg.compile_policy)
     term_names = list(env.unwrapped.reward_terms)
 
