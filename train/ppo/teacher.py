@@ -32,7 +32,8 @@ horizon: on v2's rough levels 5-9 a 1-s look-ahead finishes 71 of 100 tasks (tip
 cost: at 128 rows of the ``--suite`` run's 4096, an iteration took 5.6 s with the labels
 against 2.4 s after them, and the look-ahead simulators of each batch size are built once
 (about 200 s). One seed scored level with the default on v2, and lower on the hardest rough
-ground the labels were meant to teach (BENCHMARKS.md): not a preset's.
+ground the labels were meant to teach (BENCHMARKS.md; its labels had the clipped-wheel flaw
+:meth:`RolloutTeacher.labels` now avoids): not a preset's.
 
 Cost: each map's traversability, read every :data:`TEACHER_SAMPLE` m, once; the rows'
 cost-to-go fields (one SciPy Dijkstra per new goal) and their pure pursuit; the fields are dropped when more than ``max_fields`` are kept (a run draws
