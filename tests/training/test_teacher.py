@@ -1,7 +1,9 @@
 """The privileged teacher (``--teacher path``, :mod:`train.ppo.teacher`): its labels are the map
 planner's turn in the actor's own action space (nothing to correct on open ground, a turn round a
 block the straight line drives into), the update regresses the actor's mean turn on them, and a
-run with it trains, logs the teacher's weight and falls back to plain PPO when the weight is 0."""
+run with it trains, logs the teacher's weight and falls back to plain PPO when the weight is 0.
+The rollout teacher (``--teacher rollout``): its labels are the planner's own wheel speeds in
+the actor's space, and all its rows are planned together."""
 
 import csv
 import json
@@ -153,17 +155,19 @@ def test_the_weight_falls_linearly_to_zero_and_options_are_checked():
     assert PathTeacher(env, _agent(env, "twist"), rows=3).rows.tolist() == [0, 1]
 
 
-def test_a_run_with_the_teacher_trains_and_logs_its_weight(tmp_path):
+@pytest.mark.parametrize("teacher, extra", [
+    ("path", ["--actor-inputs", "wide_scan"]), ("rollout", ["--teacher-options", "H=10"])])
+def test_a_run_with_the_teacher_trains_and_logs_its_weight(tmp_path, teacher, extra):
     path = _write(TINY, tmp_path / "tiny.json")
     out = tmp_path / "run"
     args = ["--suite", path, "--out", str(out), "--num-envs", "8", "--num-steps", "8",
             "--total-steps", "256", "--num-minibatches", "2", "--hidden", "8",
             "--no-compile-env", "--curriculum-init-level", "1", "--validate-every", "0",
-            "--no-progress", "--no-tensorboard", "--actor-inputs", "wide_scan",
-            "--teacher", "path", "--teacher-rows", "3", "--teacher-steps", "128"]
+            "--no-progress", "--no-tensorboard", "--teacher", teacher, "--teacher-rows", "3",
+            "--teacher-steps", "128", *extra]
     assert ppo.main(args) == 0
     plain = json.loads((out / "config.json").read_text())
-    assert plain["teacher"] == "path" and plain["teacher_rows"] == 3
+    assert plain["teacher"] == teacher and plain["teacher_rows"] == 3
     rows = list(csv.DictReader(open(out / "progress.csv")))
     assert [float(r["teacher_weight"]) for r in rows] == [1.0, 0.5, 0.0, 0.0]
     loss = [r["teacher_loss"] for r in rows]
@@ -235,17 +239,3 @@ def test_the_loss_of_two_column_labels_is_both_columns_squared_error():
         mu = agent.mean(z, normalized=True)
         assert torch.allclose(teacher_loss(agent, z, y), ((mu - y) ** 2).sum(1).mean())
         assert torch.allclose(teacher_loss(agent, z, y[:, 1]), ((mu[:, 1] - y[:, 1]) ** 2).mean())
-
-
-def test_a_run_with_the_rollout_teacher_trains(tmp_path):
-    path = _write(TINY, tmp_path / "tiny.json")
-    out = tmp_path / "run"
-    args = ["--suite", path, "--out", str(out), "--num-envs", "8", "--num-steps", "8",
-            "--total-steps", "256", "--num-minibatches", "2", "--hidden", "8",
-            "--no-compile-env", "--curriculum-init-level", "1", "--validate-every", "0",
-            "--no-progress", "--no-tensorboard", "--teacher", "rollout", "--teacher-rows", "3",
-            "--teacher-steps", "128", "--teacher-options", "H=10"]
-    assert ppo.main(args) == 0
-    rows = list(csv.DictReader(open(out / "progress.csv")))
-    assert [float(r["teacher_weight"]) for r in rows] == [1.0, 0.5, 0.0, 0.0]
-    assert all(float(r["teacher_loss"]) >= 0 for r in rows[:2])
