@@ -62,6 +62,14 @@ ROLLOUT_TEACHER = "R=20,H=50,library=default"
 TEACHER_SAMPLE = 0.1
 
 
+def spread_rows(n: int, rows: int) -> torch.Tensor:
+    """``rows`` env indices spread evenly over ``n`` (all n where ``rows`` >= n); ValueError
+    naming ``rows`` unless it is an int >= 1."""
+    if int(rows) != rows or rows < 1:
+        raise ValueError(f"teacher_rows must be an int >= 1, got {rows!r}")
+    return torch.linspace(0, n - 1, min(int(rows), n)).round().long().unique()
+
+
 class PathTeacher:
     """``path``'s turn for ``rows`` envs of the vector env ``env`` (spread evenly over its N
     rows; all N where ``rows`` >= N), in ``agent``'s raw action space (module docstring).
@@ -75,11 +83,8 @@ class PathTeacher:
                              f"without it: --teacher none)")
         base = env.unwrapped
         n = int(base.num_envs)
-        if int(rows) != rows or rows < 1:
-            raise ValueError(f"teacher_rows must be an int >= 1, got {rows!r}")
-        rows = min(int(rows), n)
         self.base, self.agent, self.max_fields = base, agent, int(max_fields)
-        self.rows = torch.linspace(0, n - 1, rows).round().long().unique()
+        self.rows = spread_rows(n, rows)
         self.policy = PathPolicy(base, lambda v, w: torch.stack((v, w), -1),
                                  goal_in_sight=True,
                                  **{"sample": TEACHER_SAMPLE, **parse_options(options)})
@@ -136,10 +141,8 @@ class RolloutTeacher:
             raise ValueError("the rollout teacher labels skid-steered wheel speeds; this env's "
                              "actions are not (train without it: --teacher none)")
         n = int(base.num_envs)
-        if int(rows) != rows or rows < 1:
-            raise ValueError(f"teacher_rows must be an int >= 1, got {rows!r}")
         self.base, self.agent, self.max_fields = base, agent, int(max_fields)
-        self.rows = torch.linspace(0, n - 1, min(int(rows), n)).round().long().unique()
+        self.rows = spread_rows(n, rows)
         text = ",".join(x for x in (ROLLOUT_TEACHER, options) if x)
         self.planner = baseline(f"rollout:{text}", base, 0)
         self.planner.active = torch.zeros(n, dtype=torch.bool, device=base.device)
