@@ -31,8 +31,10 @@ horizon: on v2's rough levels 5-9 a 1-s look-ahead finishes 71 of 100 tasks (tip
 2 m. Its look-aheads (``teacher_rows`` x 9 candidates x 50 steps every 20 steps, one batch)
 cost: at 128 rows of the ``--suite`` run's 4096, an iteration took 5.6 s with the labels
 against 2.4 s after them, and the look-ahead simulators of each batch size are built once
-(about 200 s). One seed scored 1214 of v2's 1400 tasks, above each of the default's three
-(1202-1209), and no better on rough ground (BENCHMARKS.md): not a preset's until more seeds.
+(about 200 s). Three seeds scored 1214, 1196 and 1184 of v2's 1400 tasks (median 1196; the
+default's ``path`` teacher 1202-1209, median 1204), no better on rough ground (BENCHMARKS.md):
+level with the ``path`` teacher, while its labels take 12-15 of the run's 28 minutes: not a
+preset's.
 
 Cost: each map's traversability, read every :data:`TEACHER_SAMPLE` m, once; the rows'
 cost-to-go fields (one SciPy Dijkstra per new goal) and their pure pursuit; the fields are dropped when more than ``max_fields`` are kept (a run draws
