@@ -44,17 +44,12 @@ def noisy(make, noise: float, seed: int):
 
 
 def base_policy(name: str):
-    from train.planners.baselines import baseline, is_policy_name
-    if is_policy_name(name):
-        return lambda env: baseline(name, env, 0)
-    from train.common.checkpoint import load_checkpoint
-    from train.common.inputs import policy_of
-
-    def make(env):
-        agent, _ = load_checkpoint(name, env, "cpu")
-        agent.eval()
-        return policy_of(agent, env)
-    return make
+    """``name``'s policy builder ``env -> policy``: a baseline's, or a checkpoint's mean action
+    (ValueError naming ``name`` if it is neither)."""
+    from train.bench import policy_builder
+    from train.planners.baselines import baseline
+    make, _ = policy_builder(name, "cpu")
+    return (lambda env: baseline(make, env, 0)) if isinstance(make, str) else make
 
 
 def table(outcomes: dict[int, dict]) -> str:

@@ -95,7 +95,7 @@ def _int_or_name(text: str):
         return text
 
 
-def _policy(name: str, device, sampled: bool = False, seed: int = 0):
+def policy_builder(name: str, device, sampled: bool = False, seed: int = 0):
     """``(policy, identity)``: a baseline's name, or a checkpoint's policy builder; the
     identity names what it computes (a checkpoint by its bytes) for stored chunks."""
     if is_policy_name(name):
@@ -143,7 +143,7 @@ def main(argv=None) -> int:
                                + (" (sampled)" if args.sampled else "")), p
             if label in pols:
                 raise ValueError(f"two policies are labelled {label!r}; name them LABEL=PATH")
-            pols[label] = _policy(path, args.device, args.sampled, spec.seed)
+            pols[label] = policy_builder(path, args.device, args.sampled, spec.seed)
         if args.chunk_tasks is not None:
             spec = replace(spec, chunk_tasks=args.chunk_tasks)
         ranks = Dist(args.device)

@@ -12,7 +12,7 @@ from train.common.agent import ACTION_MAPS
 from train.common.inputs import ACTOR_INPUTS, CRITIC_INPUTS
 from train.planners.path import PathConfig, parse_options as parse_path_options
 from train.planners.rollout import RolloutConfig, parse_options as parse_rollout_options
-from train.ppo.teacher import ROLLOUT_TEACHER, TEACHERS
+from train.ppo.teacher import TEACHERS, rollout_options
 
 __all__ = ["PPOConfig", "PRESETS", "preset_flags"]
 
@@ -263,8 +263,7 @@ class PPOConfig:
         if self.teacher == "path":  # the options read as the path baseline reads them
             PathConfig(**parse_path_options(self.teacher_options))
         elif self.teacher == "rollout":  # the rollout planner's, over the teacher's defaults
-            RolloutConfig(**parse_rollout_options(
-                ",".join(x for x in (ROLLOUT_TEACHER, self.teacher_options) if x)))
+            RolloutConfig(**parse_rollout_options(rollout_options(self.teacher_options)))
         if not self.hidden or any(int(h) != h or h < 1 for h in self.hidden):
             raise ValueError(f"hidden must be a non-empty list of sizes >= 1, got {self.hidden!r}")
         object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))  # normalised

@@ -50,7 +50,7 @@ from train.planners.baselines import steer_at_goal
 from train.planners.path import PathPolicy, parse_options
 
 __all__ = ["TEACHERS", "TEACHER_SAMPLE", "ROLLOUT_TEACHER", "PathTeacher", "RolloutTeacher",
-           "teacher_loss", "teacher_weight", "make_teacher"]
+           "rollout_options", "teacher_loss", "teacher_weight", "make_teacher"]
 
 #: the values of ``PPOConfig.teacher``
 TEACHERS = ("none", "path", "rollout")
@@ -62,6 +62,12 @@ ROLLOUT_TEACHER = "R=20,H=50,library=default"
 #: (``PathConfig.sample``): v2's resolution; on the 0.025-m ``--suite`` training grid the first
 #: labels of 256 envs took 390 s at every sample, 9.1 s at 0.1 m
 TEACHER_SAMPLE = 0.1
+
+
+def rollout_options(options: str = "") -> str:
+    """The rollout teacher's planner options: :data:`ROLLOUT_TEACHER` with ``options`` after it
+    (a later key wins: ``"H=30"`` gives ``"R=20,H=50,library=default,H=30"``)."""
+    return ",".join(x for x in (ROLLOUT_TEACHER, options) if x)
 
 
 def spread_rows(n: int, rows: int) -> torch.Tensor:
@@ -145,8 +151,7 @@ class RolloutTeacher:
         n = int(base.num_envs)
         self.base, self.agent, self.max_fields = base, agent, int(max_fields)
         self.rows = spread_rows(n, rows)
-        text = ",".join(x for x in (ROLLOUT_TEACHER, options) if x)
-        self.planner = baseline(f"rollout:{text}", base, 0)
+        self.planner = baseline(f"rollout:{rollout_options(options)}", base, 0)
         self.planner.active = torch.zeros(n, dtype=torch.bool, device=base.device)
         self.planner.active[self.rows.to(base.device)] = True
         self.planner.plan_rows = self.num_rows
